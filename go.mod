@@ -1,0 +1,3 @@
+module github.com/godirect/nd
+
+go 1.26
