@@ -1,0 +1,89 @@
+package nd
+
+import (
+	"context"
+	"net/netip"
+)
+
+// Adapter is ND's INDAdapter: one opened instance of an RDMA adapter, owner
+// of completion queues, memory registrations, memory windows, connectors and
+// listeners. Its methods are safe for concurrent use.
+type Adapter interface {
+	// Address is the local address the adapter was opened for.
+	Address() netip.Addr
+
+	// Query reports the adapter's limits and capabilities.
+	Query() (AdapterInfo, error)
+
+	// CreateCompletionQueue creates a completion queue with room for
+	// entries completions (1..MaxCQEntries, else ErrInvalidParameter).
+	CreateCompletionQueue(entries int) (CompletionQueue, error)
+
+	// RegisterMemory registers buf for use in scatter/gather lists and
+	// memory windows of this adapter's endpoints. The registration keeps
+	// buf alive until DeregisterMemory. An empty buf is
+	// ErrInvalidBufferSize, a nil one ErrInvalidParameter, one larger than
+	// MaxRegistrationSize ErrInvalidParameter.
+	RegisterMemory(ctx context.Context, buf []byte) (MemoryRegion, error)
+
+	// DeregisterMemory ends a registration. It returns ErrDeviceBusy while a
+	// memory window is bound inside the region, and waits for transfers in
+	// progress on the region to finish. After it returns, requests that
+	// name the region complete with ErrAccessViolation.
+	DeregisterMemory(ctx context.Context, mr MemoryRegion) error
+
+	// CreateMemoryWindow creates an unbound memory window. invalidateResult
+	// (which may be nil) is the caller's Result that the adapter updates
+	// when the peer invalidates the window with SendAndInvalidate: its
+	// Status becomes Success (it is never queued on a completion queue; the
+	// Receive that carried the invalidation completes as usual).
+	CreateMemoryWindow(invalidateResult *Result) (MemoryWindow, error)
+
+	// CreateConnector creates a connector, the object that makes or accepts
+	// one connection and owns at most one endpoint.
+	CreateConnector() (Connector, error)
+
+	// Listen starts listening for connection requests on port (0 assigns
+	// one; Listener.Port reports it) for protocol (0..255, else
+	// ErrInvalidParameter2; only requests naming the same protocol match).
+	// backlog bounds the requests waiting for GetConnectionRequest (0 is
+	// unlimited); requests beyond it are refused. A port already listened on
+	// for the protocol is ErrAddressAlreadyExists.
+	Listen(backlog, protocol int, port uint16) (Listener, error)
+
+	// Close closes the adapter: every listener is closed, every connection
+	// is torn down (outstanding requests complete with ErrCanceled), blocked
+	// calls return ErrCanceled, and later calls on the adapter and its
+	// objects return ErrDeviceRemoved. Close is idempotent.
+	Close() error
+}
+
+// CompletionQueue is ND's INDCompletionQueue. Its methods are safe for
+// concurrent use; many endpoints may share one queue.
+type CompletionQueue interface {
+	// GetResults fills results with the *Result pointers of completed
+	// requests, the very pointers given when posting, after their Status
+	// and BytesTransferred were written; it returns how many it filled and
+	// never blocks. Per endpoint, outbound requests come back in post order
+	// and Receives in post order. It allocates nothing.
+	GetResults(results []*Result) int
+
+	// Notify arms the queue and blocks until it fires: NotifyAny on the next
+	// completion, NotifySolicited on a solicited or error completion,
+	// NotifyErrors on an error of the queue. A completion that arrived after
+	// the last GetResults that left the queue empty, and that has not yet
+	// fired a notification, fires it at once. One firing completes every
+	// Notify waiting at that moment. Notify returns nil when it fired,
+	// ErrBufferOverflow if the queue overran (the queue and its endpoints
+	// are then unusable), and ErrCanceled when ctx ends or the queue is
+	// closed.
+	Notify(ctx context.Context, typ NotifyType) error
+
+	// Resize changes the capacity to entries without losing completions;
+	// ErrBufferOverflow if fewer than the completions queued now,
+	// ErrInvalidParameter beyond MaxCQEntries.
+	Resize(entries int) error
+
+	// Close closes the queue; waiting Notify calls return ErrCanceled.
+	Close() error
+}

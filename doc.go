@@ -1,0 +1,28 @@
+// Package nd is the Network Direct SPI (ND v1, the interface MS-MPI is built
+// on) in Go form: adapters, completion queues, endpoints that post Send,
+// Receive and one-sided RDMA Read and Write against registered memory and
+// memory windows, and connectors and listeners that set connections up with
+// private data and read limits.
+//
+// The package holds the nouns and their contracts. Implementations live in
+// providers: provider/loop (in-process), provider/tcp (iWARP over TCP) and
+// others, which register themselves with RegisterProvider. The conformance
+// suite in package ndtest checks any provider against these contracts.
+//
+// # Mapping from ND
+//
+// Every ND v1 method has a Go counterpart with the same name. What ND does
+// with an OVERLAPPED (Connect, Accept, CompleteConnect, Disconnect,
+// NotifyDisconnect, GetConnectionRequest, RegisterMemory, DeregisterMemory,
+// CompletionQueue.Notify) is a blocking call that takes a context.Context;
+// canceling the context is ND's CancelOverlappedRequests and the call returns
+// an error for which errors.Is(err, ErrCanceled) holds. Posting calls (Send,
+// SendAndInvalidate, Receive, Bind, Invalidate, Read, Write) never block and
+// take no context: an immediate error means nothing was queued; otherwise the
+// outcome arrives later as the caller's own *Result, handed back by
+// CompletionQueue.GetResults.
+//
+// Statuses are ND's numeric values (type Status, an error). An error
+// completion terminates the connection, and every other outstanding request
+// of that endpoint then completes with ErrCanceled.
+package nd

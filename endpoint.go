@@ -1,0 +1,98 @@
+package nd
+
+// Endpoint is ND's INDEndpoint: one side of a reliable connection, with an
+// inbound queue (Receives) and an outbound queue (everything else). Its
+// methods are safe for concurrent use and never block: an immediate error
+// means nothing was queued and the endpoint is unaffected; otherwise exactly
+// one completion follows on the endpoint's completion queue (none for a
+// successful request with FlagSilentSuccess). A completion with an error
+// status terminates the connection, and every other outstanding request
+// completes with ErrCanceled. Posting with a reused scatter/gather list and
+// Result allocates nothing.
+//
+// Immediate errors common to the posting calls: ErrConnectionInvalid when the
+// endpoint never connected (Receive excepted), ErrDataOverrun for more SGEs
+// than the endpoint's limit, ErrBufferOverflow for more bytes than the
+// adapter's MaxOutboundLength / MaxInboundLength or more inline bytes than
+// MaxInlineData, ErrNoMoreEntries when the queue is full, and
+// ErrInvalidParameter1 for a nil Result. A scatter/gather entry outside its
+// registration, or naming a region that is deregistered or of another
+// adapter, completes the request with ErrAccessViolation.
+type Endpoint interface {
+	// Send sends the bytes of sgl as one message, consumed by the oldest
+	// Receive the peer posted. A zero-length Send completes a peer Receive
+	// with 0 bytes. Flags: FlagSilentSuccess, FlagReadFence,
+	// FlagSendAndSolicitEvent. If the peer has no Receive posted, or its
+	// Receive is too small, the peer terminates the connection (its Receive
+	// completes ErrBufferOverflow).
+	Send(res *Result, sgl []SGE, flags Flags) error
+
+	// SendAndInvalidate is Send that also invalidates the peer's memory
+	// window named by remote once the peer's Receive completes. If the
+	// window cannot be invalidated the peer's Receive completes with
+	// ErrInvalidationError.
+	SendAndInvalidate(res *Result, sgl []SGE, remote MWDescriptor, flags Flags) error
+
+	// Receive posts a buffer for the peer's next Send. It may be called
+	// before the endpoint connects. BytesTransferred is set to the bytes
+	// placed, filling the entries in order.
+	Receive(res *Result, sgl []SGE) error
+
+	// Bind binds mw to buf, which must lie inside mr (ErrInvalidParameter4
+	// otherwise), with FlagAllowRead and/or FlagAllowWrite (at least one,
+	// else ErrInvalidParameter6), and returns the descriptor for the peer
+	// at once. The window is usable only by this endpoint's peer, until
+	// Invalidate, a SendAndInvalidate from the peer, or the end of the
+	// connection. Binding a window that is already bound completes with
+	// ErrInvalidRequest.
+	Bind(res *Result, mr MemoryRegion, mw MemoryWindow, buf []byte, flags Flags) (MWDescriptor, error)
+
+	// Invalidate unbinds mw, in order with the endpoint's other outbound
+	// requests. A window that is not bound to this endpoint completes with
+	// ErrInvalidationError.
+	Invalidate(res *Result, mw MemoryWindow, flags Flags) error
+
+	// Read reads from the peer's window remote at Offset into sgl, as many
+	// bytes as sgl holds. Flags: FlagSilentSuccess, FlagReadFence. A range
+	// outside the window, a window without FlagAllowRead, an unknown or
+	// stale token, or a window bound to another endpoint completes with
+	// ErrAccessViolation. Reads beyond the negotiated outbound read limit
+	// wait; with a limit of 0 a Read completes with ErrInvalidRequest.
+	Read(res *Result, sgl []SGE, remote MWDescriptor, offset uint64, flags Flags) error
+
+	// Write writes sgl to the peer's window remote at offset, front to back.
+	// Flags: FlagSilentSuccess, FlagReadFence. Failures as for Read, with
+	// FlagAllowWrite.
+	Write(res *Result, sgl []SGE, remote MWDescriptor, offset uint64, flags Flags) error
+
+	// Flush completes every outstanding request of the endpoint, in both
+	// directions, with ErrCanceled and ends the connection. The endpoint
+	// takes no more work afterwards (later requests complete ErrCanceled).
+	Flush() error
+
+	// StartRequestBatch and SubmitRequestBatch bracket a run of posts; they
+	// are hints, and posts work the same without them.
+	StartRequestBatch()
+	SubmitRequestBatch()
+
+	// MaxInlineData is the inline data size granted to the endpoint.
+	MaxInlineData() int
+
+	// Close releases the endpoint; a connection still up is torn down and
+	// outstanding requests complete with ErrCanceled.
+	Close() error
+}
+
+// MemoryRegion is a registration made by Adapter.RegisterMemory
+// (ND_MR_HANDLE). It is safe for concurrent use.
+type MemoryRegion interface {
+	// Bytes returns the registered buffer.
+	Bytes() []byte
+}
+
+// MemoryWindow is a window created by Adapter.CreateMemoryWindow
+// (INDMemoryWindow). It is safe for concurrent use.
+type MemoryWindow interface {
+	// Close releases the window, invalidating it if it is bound.
+	Close() error
+}

@@ -1,0 +1,188 @@
+package engine
+
+import (
+	"context"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+
+	"github.com/godirect/nd"
+)
+
+// Adapter is an opened software adapter (nd.Adapter). Its methods are safe
+// for concurrent use.
+type Adapter struct {
+	addr      netip.Addr
+	info      nd.AdapterInfo
+	transport Transport
+	closed    atomic.Bool
+
+	windowTable
+
+	mu         sync.Mutex
+	cqs        map[*CQ]struct{}
+	connectors map[*Connector]struct{}
+	listeners  map[*Listener]struct{}
+}
+
+var _ nd.Adapter = (*Adapter)(nil)
+
+// NewAdapter opens an adapter on addr with the limits of info, moving its
+// traffic through t.
+func NewAdapter(addr netip.Addr, info nd.AdapterInfo, t Transport) *Adapter {
+	return &Adapter{
+		addr: addr, info: info, transport: t,
+		windowTable: windowTable{windows: make(map[uint32]*Window)},
+		cqs:         make(map[*CQ]struct{}),
+		connectors:  make(map[*Connector]struct{}),
+		listeners:   make(map[*Listener]struct{}),
+	}
+}
+
+// Address implements nd.Adapter.
+func (a *Adapter) Address() netip.Addr { return a.addr }
+
+// Query implements nd.Adapter.
+func (a *Adapter) Query() (nd.AdapterInfo, error) {
+	if a.closed.Load() {
+		return nd.AdapterInfo{}, nd.ErrDeviceRemoved
+	}
+	return a.info, nil
+}
+
+// CreateCompletionQueue implements nd.Adapter.
+func (a *Adapter) CreateCompletionQueue(entries int) (nd.CompletionQueue, error) {
+	if a.closed.Load() {
+		return nil, nd.ErrDeviceRemoved
+	}
+	if entries < 1 || entries > a.info.MaxCQEntries {
+		return nil, nd.ErrInvalidParameter
+	}
+	q := newCQ(a, entries)
+	a.mu.Lock()
+	a.cqs[q] = struct{}{}
+	a.mu.Unlock()
+	return q, nil
+}
+
+// RegisterMemory implements nd.Adapter.
+func (a *Adapter) RegisterMemory(ctx context.Context, buf []byte) (nd.MemoryRegion, error) {
+	switch {
+	case a.closed.Load():
+		return nil, nd.ErrDeviceRemoved
+	case buf == nil:
+		return nil, nd.ErrInvalidParameter
+	case len(buf) == 0:
+		return nil, nd.ErrInvalidBufferSize
+	case len(buf) > a.info.MaxRegistrationSize:
+		return nil, nd.ErrInvalidParameter
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, canceled("RegisterMemory", err)
+	}
+	r := &Region{a: a, buf: buf}
+	r.registered.Store(true)
+	return r, nil
+}
+
+// DeregisterMemory implements nd.Adapter.
+func (a *Adapter) DeregisterMemory(ctx context.Context, mr nd.MemoryRegion) error {
+	r, ok := mr.(*Region)
+	if !ok || r == nil || r.a != a {
+		return nd.ErrInvalidParameter1
+	}
+	a.windowMu.Lock()
+	defer a.windowMu.Unlock()
+	if r.windows.Load() > 0 {
+		return nd.ErrDeviceBusy
+	}
+	if !r.registered.Swap(false) {
+		return nd.ErrInvalidParameter1
+	}
+	return nil
+}
+
+// CreateMemoryWindow implements nd.Adapter.
+func (a *Adapter) CreateMemoryWindow(invalidateResult *nd.Result) (nd.MemoryWindow, error) {
+	if a.closed.Load() {
+		return nil, nd.ErrDeviceRemoved
+	}
+	return &Window{a: a, invalidate: invalidateResult}, nil
+}
+
+// CreateConnector implements nd.Adapter.
+func (a *Adapter) CreateConnector() (nd.Connector, error) {
+	if a.closed.Load() {
+		return nil, nd.ErrDeviceRemoved
+	}
+	c := newConnector(a)
+	a.mu.Lock()
+	a.connectors[c] = struct{}{}
+	a.mu.Unlock()
+	return c, nil
+}
+
+// Listen implements nd.Adapter.
+func (a *Adapter) Listen(backlog, protocol int, port uint16) (nd.Listener, error) {
+	switch {
+	case a.closed.Load():
+		return nil, nd.ErrDeviceRemoved
+	case backlog < 0:
+		return nil, nd.ErrInvalidParameter1
+	case protocol < 0 || protocol > 255:
+		return nil, nd.ErrInvalidParameter2
+	}
+	l := newListener(a, backlog, protocol)
+	p, err := a.transport.Listen(l, a.addr, protocol, port)
+	if err != nil {
+		return nil, err
+	}
+	l.port = p
+	a.mu.Lock()
+	a.listeners[l] = struct{}{}
+	a.mu.Unlock()
+	return l, nil
+}
+
+// Close implements nd.Adapter.
+func (a *Adapter) Close() error {
+	if a.closed.Swap(true) {
+		return nil
+	}
+	a.mu.Lock()
+	var ls []*Listener
+	for l := range a.listeners {
+		ls = append(ls, l)
+	}
+	var cs []*Connector
+	for c := range a.connectors {
+		cs = append(cs, c)
+	}
+	var qs []*CQ
+	for q := range a.cqs {
+		qs = append(qs, q)
+	}
+	a.mu.Unlock()
+	for _, l := range ls {
+		l.Close()
+	}
+	for _, c := range cs {
+		c.Close()
+	}
+	for _, q := range qs {
+		q.Close()
+	}
+	return nil
+}
+
+func (a *Adapter) forget(c *Connector) {
+	a.mu.Lock()
+	delete(a.connectors, c)
+	a.mu.Unlock()
+}
+
+func (a *Adapter) forgetListener(l *Listener) {
+	a.mu.Lock()
+	delete(a.listeners, l)
+	a.mu.Unlock()
+}

@@ -1,0 +1,548 @@
+package engine
+
+import (
+	"context"
+	"net/netip"
+	"sync"
+
+	"github.com/godirect/nd"
+)
+
+type connState uint8
+
+const (
+	connIdle       connState = iota
+	connConnecting           // active: Connect waits for the answer
+	connReplied              // active: accepted, waits for CompleteConnect or Reject
+	connRequested            // passive: request bound, waits for Accept or Reject
+	connAccepting            // passive: accepted, waits for the active side's Ready
+	connConnected
+	connAborted // the peer went away before the connection was up
+	connEnded   // the connection was up and ended
+)
+
+// Connector makes or accepts one connection (nd.Connector). Its methods are
+// safe for concurrent use.
+type Connector struct {
+	a *Adapter
+
+	mu       sync.Mutex
+	changed  chan struct{} // closed and replaced on every change of state
+	state    connState
+	closed   bool
+	rejected bool // the peer refused the last attempt
+	ep       *Endpoint
+	cur      *attempt // the attempt events are accepted from
+	link     Link
+
+	havePeer         bool
+	peerIRD, peerORD int
+	peerData         []byte
+	local, remote    netip.AddrPort
+}
+
+var _ nd.Connector = (*Connector)(nil)
+
+func newConnector(a *Adapter) *Connector {
+	return &Connector{a: a, changed: make(chan struct{})}
+}
+
+func (c *Connector) signalLocked() {
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// waitLocked waits, with c.mu held on entry and on return, until done()
+// holds, ctx ends or the connector closes.
+func (c *Connector) waitLocked(ctx context.Context, op string, done func() bool) error {
+	for !done() {
+		if c.closed {
+			return &nd.OpError{Op: op, Status: nd.ErrCanceled}
+		}
+		ch := c.changed
+		c.mu.Unlock()
+		select {
+		case <-ch:
+			c.mu.Lock()
+		case <-ctx.Done():
+			c.mu.Lock()
+			if done() {
+				return nil
+			}
+			return canceled(op, ctx.Err())
+		}
+	}
+	return nil
+}
+
+// CreateEndpoint implements nd.Connector.
+func (c *Connector) CreateEndpoint(inbound, outbound nd.CompletionQueue, limits nd.EndpointLimits) (nd.Endpoint, error) {
+	a := c.a
+	if a.closed.Load() {
+		return nil, nd.ErrDeviceRemoved
+	}
+	in, ok := inbound.(*CQ)
+	if !ok || in == nil || in.a != a {
+		return nil, nd.ErrInvalidParameter1
+	}
+	out, ok := outbound.(*CQ)
+	if !ok || out == nil || out.a != a {
+		return nil, nd.ErrInvalidParameter2
+	}
+	info := &a.info
+	switch {
+	case limits.InboundEntries < 1 || limits.InboundEntries > info.MaxInboundRequests:
+		return nil, nd.ErrInvalidParameter3
+	case limits.OutboundEntries < 1 || limits.OutboundEntries > info.MaxOutboundRequests:
+		return nil, nd.ErrInvalidParameter4
+	case limits.InboundSGE < 0 || limits.InboundSGE > info.MaxInboundSGE:
+		return nil, nd.ErrInvalidParameter5
+	case limits.OutboundSGE < 0 || limits.OutboundSGE > info.MaxOutboundSGE:
+		return nil, nd.ErrInvalidParameter6
+	case limits.InboundReadLimit < 0 || limits.InboundReadLimit > info.MaxInboundReadLimit:
+		return nil, nd.ErrInvalidParameter7
+	case limits.OutboundReadLimit < 0 || limits.OutboundReadLimit > info.MaxOutboundReadLimit:
+		return nil, nd.ErrInvalidParameter8
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ep != nil {
+		return nil, nd.ErrNotSupported
+	}
+	if c.closed {
+		return nil, nd.ErrInvalidDeviceState
+	}
+	c.ep = newEndpoint(a, c, in, out, limits)
+	return c.ep, nil
+}
+
+// Connect implements nd.Connector.
+func (c *Connector) Connect(ctx context.Context, ep nd.Endpoint, remote netip.AddrPort, protocol int, localPort uint16, privateData []byte) error {
+	if c.a.closed.Load() {
+		return nd.ErrDeviceRemoved
+	}
+	e, _ := ep.(*Endpoint)
+	c.mu.Lock()
+	switch {
+	case e == nil || e != c.ep:
+		c.mu.Unlock()
+		return nd.ErrInvalidParameter1
+	case c.state == connConnecting || c.state == connReplied || c.state == connConnected ||
+		c.state == connRequested || c.state == connAccepting:
+		c.mu.Unlock()
+		return nd.ErrConnectionActive
+	case c.state == connEnded || c.closed:
+		c.mu.Unlock()
+		return nd.ErrInvalidDeviceState
+	case !remote.Addr().IsValid() || remote.Port() == 0:
+		c.mu.Unlock()
+		return nd.ErrInvalidAddress
+	case protocol < 0 || protocol > 255:
+		c.mu.Unlock()
+		return nd.ErrInvalidParameter4
+	case len(privateData) > c.a.info.MaxCallerData:
+		c.mu.Unlock()
+		return nd.ErrInvalidBufferSize
+	}
+	t := &attempt{c: c}
+	c.cur, c.state, c.rejected, c.havePeer, c.link = t, connConnecting, false, false, nil
+	c.mu.Unlock()
+
+	d := &DialRequest{
+		Local: c.a.addr, LocalPort: localPort, Remote: remote, Protocol: protocol,
+		IRD: e.limits.InboundReadLimit, ORD: e.limits.OutboundReadLimit,
+		PrivateData: privateData,
+	}
+	link, err := c.a.transport.Dial(ctx, d, t)
+	c.mu.Lock()
+	if err != nil {
+		if c.cur == t {
+			c.state, c.cur = connIdle, nil
+			c.signalLocked()
+		}
+		c.mu.Unlock()
+		if ctx.Err() != nil {
+			return canceled("Connect", ctx.Err())
+		}
+		return err
+	}
+	c.link, c.local, c.remote = link, link.LocalAddr(), link.RemoteAddr()
+	err = c.waitLocked(ctx, "Connect", func() bool { return c.cur != t || c.state != connConnecting })
+	switch {
+	case err != nil || c.cur != t:
+		// Abandoned: the peer learns it from the closed link.
+		if c.cur == t {
+			c.state, c.cur, c.link = connIdle, nil, nil
+			c.signalLocked()
+		}
+		c.mu.Unlock()
+		link.Close(nd.ErrConnectionAborted)
+		if err == nil {
+			err = &nd.OpError{Op: "Connect", Status: nd.ErrCanceled}
+		}
+		return err
+	case c.state == connReplied:
+		c.mu.Unlock()
+		return nil
+	case c.rejected:
+		c.mu.Unlock()
+		return nd.ErrConnectionRefused
+	default:
+		c.mu.Unlock()
+		return nd.ErrConnectionAborted
+	}
+}
+
+// CompleteConnect implements nd.Connector.
+func (c *Connector) CompleteConnect(ctx context.Context) error {
+	c.mu.Lock()
+	switch c.state {
+	case connReplied:
+	case connAborted:
+		c.mu.Unlock()
+		return nd.ErrConnectionAborted
+	default:
+		c.mu.Unlock()
+		return nd.ErrConnectionInvalid
+	}
+	if err := ctx.Err(); err != nil {
+		c.mu.Unlock()
+		return canceled("CompleteConnect", err)
+	}
+	ep, link := c.ep, c.link
+	ird := min(ep.limits.InboundReadLimit, c.peerORD)
+	ord := min(ep.limits.OutboundReadLimit, c.peerIRD)
+	c.state = connConnected
+	c.signalLocked()
+	c.mu.Unlock()
+	if err := ep.attach(link, ird, ord); err != nil {
+		link.Close(nd.ErrConnectionAborted)
+		return err
+	}
+	ep.ready()
+	if err := link.Ready(); err != nil {
+		ep.terminate(nd.ErrConnectionAborted)
+		return nd.ErrConnectionAborted
+	}
+	return nil
+}
+
+// Accept implements nd.Connector.
+func (c *Connector) Accept(ctx context.Context, ep nd.Endpoint, privateData []byte) error {
+	if c.a.closed.Load() {
+		return nd.ErrDeviceRemoved
+	}
+	e, _ := ep.(*Endpoint)
+	c.mu.Lock()
+	switch {
+	case e == nil || e != c.ep:
+		c.mu.Unlock()
+		return nd.ErrInvalidParameter1
+	case c.state == connAccepting || c.state == connConnected:
+		c.mu.Unlock()
+		return nd.ErrConnectionActive
+	case c.state == connAborted:
+		c.mu.Unlock()
+		return nd.ErrConnectionAborted
+	case c.state != connRequested:
+		c.mu.Unlock()
+		return nd.ErrConnectionInvalid
+	case len(privateData) > c.a.info.MaxCalleeData:
+		c.mu.Unlock()
+		return nd.ErrInvalidBufferSize
+	}
+	t, link := c.cur, c.link
+	ird := min(e.limits.InboundReadLimit, c.peerORD)
+	ord := min(e.limits.OutboundReadLimit, c.peerIRD)
+	c.state = connAccepting
+	c.mu.Unlock()
+
+	// Attach first, so that the active side's first Send finds the endpoint.
+	if err := e.attach(link, ird, ord); err != nil {
+		c.fail(t, connAborted)
+		link.Close(nd.ErrConnectionAborted)
+		return err
+	}
+	if err := link.Accept(ird, ord, privateData); err != nil {
+		e.detach()
+		c.fail(t, connAborted)
+		link.Close(nd.ErrConnectionAborted)
+		return nd.ErrConnectionAborted
+	}
+	c.mu.Lock()
+	err := c.waitLocked(ctx, "Accept", func() bool { return c.cur != t || c.state != connAccepting })
+	state, rejected := c.state, c.rejected
+	if err != nil && c.cur == t && c.state == connAccepting {
+		c.state = connAborted
+		c.signalLocked()
+	}
+	c.mu.Unlock()
+	switch {
+	case err != nil:
+		e.detach()
+		link.Close(nd.ErrConnectionAborted)
+		return err
+	case state == connConnected || state == connEnded:
+		return nil
+	case rejected:
+		return nd.ErrConnectionRefused
+	default:
+		return nd.ErrConnectionAborted
+	}
+}
+
+// fail moves the connector to state s if t is still its attempt.
+func (c *Connector) fail(t *attempt, s connState) {
+	c.mu.Lock()
+	if c.cur == t {
+		c.state = s
+		c.signalLocked()
+	}
+	c.mu.Unlock()
+}
+
+// Reject implements nd.Connector.
+func (c *Connector) Reject(privateData []byte) error {
+	if len(privateData) > c.a.info.MaxCalleeData {
+		return nd.ErrInvalidBufferSize
+	}
+	c.mu.Lock()
+	switch c.state {
+	case connRequested, connReplied:
+	case connAborted:
+		c.mu.Unlock()
+		return nd.ErrConnectionAborted
+	default:
+		c.mu.Unlock()
+		return nd.ErrConnectionInvalid
+	}
+	link := c.link
+	c.state, c.cur, c.link = connIdle, nil, nil
+	c.signalLocked()
+	c.mu.Unlock()
+	err := link.Reject(privateData)
+	link.Close(nd.ErrConnectionRefused)
+	if err != nil {
+		return nd.ErrConnectionAborted
+	}
+	return nil
+}
+
+// GetConnectionData implements nd.Connector.
+func (c *Connector) GetConnectionData(privateData []byte) (nd.ConnectionData, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.havePeer {
+		return nd.ConnectionData{}, nd.ErrConnectionInvalid
+	}
+	cd := nd.ConnectionData{
+		InboundReadLimit:  min(c.peerORD, c.a.info.MaxInboundReadLimit),
+		OutboundReadLimit: min(c.peerIRD, c.a.info.MaxOutboundReadLimit),
+		PrivateDataLength: len(c.peerData),
+	}
+	copy(privateData, c.peerData)
+	if len(privateData) < len(c.peerData) {
+		return cd, nd.ErrBufferOverflow
+	}
+	return cd, nil
+}
+
+// GetLocalAddress implements nd.Connector.
+func (c *Connector) GetLocalAddress() (netip.AddrPort, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.local.IsValid() || (c.state != connConnected && c.state != connReplied &&
+		c.state != connRequested && c.state != connAccepting) {
+		return netip.AddrPort{}, nd.ErrConnectionInvalid
+	}
+	return c.local, nil
+}
+
+// GetPeerAddress implements nd.Connector.
+func (c *Connector) GetPeerAddress() (netip.AddrPort, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.remote.IsValid() || (c.state != connConnected && c.state != connReplied &&
+		c.state != connRequested && c.state != connAccepting) {
+		return netip.AddrPort{}, nd.ErrConnectionInvalid
+	}
+	return c.remote, nil
+}
+
+// NotifyDisconnect implements nd.Connector.
+func (c *Connector) NotifyDisconnect(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch c.state {
+	case connEnded:
+		return nil
+	case connConnected:
+		return c.waitLocked(ctx, "NotifyDisconnect", func() bool { return c.state != connConnected })
+	default:
+		return nd.ErrConnectionInvalid
+	}
+}
+
+// Disconnect implements nd.Connector.
+func (c *Connector) Disconnect(ctx context.Context) error {
+	c.mu.Lock()
+	state, ep := c.state, c.ep
+	c.mu.Unlock()
+	switch state {
+	case connConnected:
+		ep.terminate(nd.Success)
+		return nil
+	case connEnded:
+		return nil
+	default:
+		return nd.ErrConnectionInvalid
+	}
+}
+
+// Close implements nd.Connector.
+func (c *Connector) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	state, ep, link := c.state, c.ep, c.link
+	c.cur = nil
+	c.signalLocked()
+	c.mu.Unlock()
+	switch state {
+	case connConnected:
+		ep.terminate(nd.Success)
+	case connRequested:
+		link.Reject(nil)
+		link.Close(nd.ErrConnectionRefused)
+	case connConnecting, connReplied, connAccepting:
+		if link != nil {
+			link.Close(nd.ErrConnectionAborted)
+		}
+		if ep != nil {
+			ep.detach()
+		}
+	}
+	c.a.forget(c)
+	return nil
+}
+
+// ended records that the connection of c's endpoint ended.
+func (c *Connector) ended() {
+	c.mu.Lock()
+	if c.state == connConnected {
+		c.state = connEnded
+		c.signalLocked()
+	}
+	c.mu.Unlock()
+}
+
+// attempt relays one connection attempt's link events to the connector
+// that owns the attempt; events of an abandoned attempt are dropped. On the
+// passive side the attempt exists before a connector takes it.
+type attempt struct {
+	mu      sync.Mutex
+	c       *Connector
+	aborted bool // the link closed before a connector took the attempt
+	req     ConnRequest
+	link    Link
+}
+
+func (t *attempt) owner() *Connector {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.c
+}
+
+// Accepted implements LinkEvents.
+func (t *attempt) Accepted(ird, ord int, privateData []byte) {
+	c := t.owner()
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	if c.cur == t && c.state == connConnecting {
+		c.state, c.havePeer = connReplied, true
+		c.peerIRD, c.peerORD = ird, ord
+		c.peerData = append([]byte(nil), privateData...)
+		c.signalLocked()
+	}
+	c.mu.Unlock()
+}
+
+// Rejected implements LinkEvents.
+func (t *attempt) Rejected(privateData []byte) {
+	c := t.owner()
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	var ep *Endpoint
+	if c.cur == t && (c.state == connConnecting || c.state == connAccepting) {
+		if c.state == connConnecting {
+			c.havePeer, c.peerIRD, c.peerORD = true, 0, 0
+			c.peerData = append([]byte(nil), privateData...)
+		} else {
+			ep = c.ep
+		}
+		c.state, c.rejected, c.cur = connIdle, true, nil
+		c.signalLocked()
+	}
+	c.mu.Unlock()
+	if ep != nil {
+		ep.detach()
+	}
+}
+
+// Ready implements LinkEvents.
+func (t *attempt) Ready() {
+	c := t.owner()
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	var ep *Endpoint
+	if c.cur == t && c.state == connAccepting {
+		c.state, ep = connConnected, c.ep
+		c.signalLocked()
+	}
+	c.mu.Unlock()
+	if ep != nil {
+		ep.ready()
+	}
+}
+
+// Closed implements LinkEvents.
+func (t *attempt) Closed(status nd.Status) {
+	t.mu.Lock()
+	c := t.c
+	if c == nil {
+		t.aborted = true
+	}
+	t.mu.Unlock()
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	if c.cur != t {
+		c.mu.Unlock()
+		return
+	}
+	state, ep := c.state, c.ep
+	switch state {
+	case connConnecting:
+		c.state, c.cur = connIdle, nil
+	case connReplied, connRequested, connAccepting:
+		c.state = connAborted
+	}
+	c.signalLocked()
+	c.mu.Unlock()
+	switch state {
+	case connAccepting:
+		ep.detach()
+	case connConnected:
+		ep.terminate(nd.ErrCanceled)
+	}
+}

@@ -1,0 +1,228 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/godirect/nd"
+)
+
+// CQ is a completion queue: a bounded ring of the callers' *nd.Result
+// pointers with ND's Notify arm-and-broadcast rules. It implements
+// nd.CompletionQueue and is safe for concurrent use.
+type CQ struct {
+	a  *Adapter
+	mu sync.Mutex
+
+	ring       []*nd.Result
+	head, size int
+
+	overrun bool // the queue overran: it and its endpoints are dead
+	closed  bool
+
+	// Completions that arrived since the queue was last drained and have
+	// not fired a notification yet.
+	pendingAny, pendingSolicited bool
+
+	// The waiting Notify calls, by what satisfies them, and the firing they
+	// wait for.
+	waitAny, waitSolicited, waitErrors int
+	firing                             *firing
+
+	endpoints []*Endpoint // to terminate on overrun
+}
+
+type firing struct {
+	done   chan struct{}
+	status nd.Status
+}
+
+var _ nd.CompletionQueue = (*CQ)(nil)
+
+func newCQ(a *Adapter, entries int) *CQ {
+	return &CQ{a: a, ring: make([]*nd.Result, entries)}
+}
+
+// push queues res. It reports false if the queue overran or is closed; the
+// completion is then lost, as on hardware, and the caller's endpoint is
+// terminated. Overrun terminates every endpoint that uses the queue.
+func (q *CQ) push(res *nd.Result, solicited bool) bool {
+	q.mu.Lock()
+	if q.closed || q.overrun {
+		q.mu.Unlock()
+		return false
+	}
+	if q.size == len(q.ring) {
+		q.overrun = true
+		q.fireLocked(nd.ErrBufferOverflow)
+		eps := slices.Clone(q.endpoints)
+		q.mu.Unlock()
+		for _, ep := range eps {
+			go ep.terminate(nd.ErrBufferOverflow)
+		}
+		return false
+	}
+	q.ring[(q.head+q.size)%len(q.ring)] = res
+	q.size++
+	failed := res.Status != nd.Success
+	q.pendingAny = true
+	if solicited || failed {
+		q.pendingSolicited = true
+	}
+	if q.firing != nil && (q.waitAny > 0 || (q.waitSolicited > 0 && (solicited || failed))) {
+		q.fireLocked(nd.Success)
+	}
+	q.mu.Unlock()
+	return true
+}
+
+// fireLocked completes every waiting Notify with status.
+func (q *CQ) fireLocked(status nd.Status) {
+	q.pendingAny, q.pendingSolicited = false, false
+	f := q.firing
+	if f == nil {
+		return
+	}
+	q.firing = nil
+	q.waitAny, q.waitSolicited, q.waitErrors = 0, 0, 0
+	f.status = status
+	close(f.done)
+}
+
+// GetResults implements nd.CompletionQueue.
+func (q *CQ) GetResults(results []*nd.Result) int {
+	q.mu.Lock()
+	n := 0
+	for n < len(results) && q.size > 0 {
+		results[n] = q.ring[q.head]
+		q.ring[q.head] = nil
+		q.head = (q.head + 1) % len(q.ring)
+		q.size--
+		n++
+	}
+	if n < len(results) {
+		// Drained: what arrived so far has been seen.
+		q.pendingAny, q.pendingSolicited = false, false
+	}
+	q.mu.Unlock()
+	return n
+}
+
+// Notify implements nd.CompletionQueue.
+func (q *CQ) Notify(ctx context.Context, typ nd.NotifyType) error {
+	q.mu.Lock()
+	switch {
+	case q.closed:
+		q.mu.Unlock()
+		return nd.ErrCanceled
+	case q.overrun:
+		q.mu.Unlock()
+		return nd.ErrBufferOverflow
+	}
+	switch typ {
+	case nd.NotifyAny:
+		if q.pendingAny {
+			q.pendingAny, q.pendingSolicited = false, false
+			q.mu.Unlock()
+			return nil
+		}
+		q.waitAny++
+	case nd.NotifySolicited:
+		if q.pendingSolicited {
+			q.pendingAny, q.pendingSolicited = false, false
+			q.mu.Unlock()
+			return nil
+		}
+		q.waitSolicited++
+	case nd.NotifyErrors:
+		q.waitErrors++
+	default:
+		q.mu.Unlock()
+		return nd.ErrInvalidParameter1
+	}
+	if q.firing == nil {
+		q.firing = &firing{done: make(chan struct{})}
+	}
+	f := q.firing
+	q.mu.Unlock()
+
+	select {
+	case <-f.done:
+		return f.status.Err()
+	case <-ctx.Done():
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	select {
+	case <-f.done:
+		return f.status.Err()
+	default:
+	}
+	switch typ {
+	case nd.NotifyAny:
+		q.waitAny--
+	case nd.NotifySolicited:
+		q.waitSolicited--
+	case nd.NotifyErrors:
+		q.waitErrors--
+	}
+	if q.waitAny+q.waitSolicited+q.waitErrors == 0 {
+		q.firing = nil // disarm: nobody waits any more
+	}
+	return canceled("Notify", ctx.Err())
+}
+
+// Resize implements nd.CompletionQueue.
+func (q *CQ) Resize(entries int) error {
+	if entries < 1 || entries > q.a.info.MaxCQEntries {
+		return nd.ErrInvalidParameter
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return nd.ErrInvalidDeviceState
+	}
+	if entries < q.size {
+		return nd.ErrBufferOverflow
+	}
+	ring := make([]*nd.Result, entries)
+	for i := 0; i < q.size; i++ {
+		ring[i] = q.ring[(q.head+i)%len(q.ring)]
+	}
+	q.ring, q.head = ring, 0
+	return nil
+}
+
+// Close implements nd.CompletionQueue.
+func (q *CQ) Close() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.closed {
+		q.closed = true
+		q.fireLocked(nd.ErrCanceled)
+	}
+	return nil
+}
+
+func (q *CQ) attach(ep *Endpoint) {
+	q.mu.Lock()
+	q.endpoints = append(q.endpoints, ep)
+	q.mu.Unlock()
+}
+
+func (q *CQ) detach(ep *Endpoint) {
+	q.mu.Lock()
+	for i, e := range q.endpoints {
+		if e == ep {
+			q.endpoints = append(q.endpoints[:i], q.endpoints[i+1:]...)
+			break
+		}
+	}
+	q.mu.Unlock()
+}
+
+// canceled is the error of a blocking call whose context ended.
+func canceled(op string, cause error) error {
+	return &nd.OpError{Op: op, Status: nd.ErrCanceled, Err: cause}
+}

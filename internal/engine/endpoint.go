@@ -1,0 +1,349 @@
+package engine
+
+import (
+	"sync"
+
+	"github.com/godirect/nd"
+)
+
+type epState uint8
+
+const (
+	epIdle      epState = iota // created, not connected: only Receives
+	epAccepting                // attached to a link: inbound data may arrive, posts wait for Ready
+	epConnected                // data flows
+	epEnded                    // flushed or disconnected: everything completes ErrCanceled
+)
+
+// Endpoint is one side of a connection (nd.Endpoint). Its methods are safe
+// for concurrent use and never block on the peer.
+//
+// Outbound requests are issued to the transport one at a time and in post
+// order by whichever goroutine finds the queue idle (see pump), and retired
+// to the completion queue in post order whatever order they finish in.
+type Endpoint struct {
+	a           *Adapter
+	c           *Connector
+	inCQ, outCQ *CQ
+	limits      nd.EndpointLimits
+	inline      int
+
+	mu            sync.Mutex
+	state         epState
+	link          Link
+	ird, ord      int // negotiated read limits
+	readsInFlight int
+	sq, rq        workQueue
+	pumping       bool
+	closed        bool
+
+	// A teardown decided under mu and carried out after unlocking.
+	closePending bool
+	closeLink    Link
+	closeStatus  nd.Status
+}
+
+var _ nd.Endpoint = (*Endpoint)(nil)
+
+func newEndpoint(a *Adapter, c *Connector, in, out *CQ, limits nd.EndpointLimits) *Endpoint {
+	ep := &Endpoint{
+		a: a, c: c, inCQ: in, outCQ: out, limits: limits, inline: a.info.MaxInlineData,
+		ird: limits.InboundReadLimit, ord: limits.OutboundReadLimit,
+	}
+	ep.sq = newWorkQueue(limits.OutboundEntries, limits.OutboundSGE, ep.inline)
+	ep.rq = newWorkQueue(limits.InboundEntries, limits.InboundSGE, 0)
+	in.attach(ep)
+	if out != in {
+		out.attach(ep)
+	}
+	return ep
+}
+
+// MaxInlineData implements nd.Endpoint.
+func (ep *Endpoint) MaxInlineData() int { return ep.inline }
+
+// StartRequestBatch implements nd.Endpoint; posts are issued at once, so it
+// has nothing to do.
+func (ep *Endpoint) StartRequestBatch() {}
+
+// SubmitRequestBatch implements nd.Endpoint.
+func (ep *Endpoint) SubmitRequestBatch() {}
+
+// Send implements nd.Endpoint.
+func (ep *Endpoint) Send(res *nd.Result, sgl []nd.SGE, flags nd.Flags) error {
+	const allowed = nd.FlagSilentSuccess | nd.FlagReadFence | nd.FlagSendAndSolicitEvent
+	if flags&^allowed != 0 {
+		return nd.ErrInvalidParameter4
+	}
+	return ep.postOutbound(OpSend, res, sgl, flags, nd.MWDescriptor{}, 0)
+}
+
+// SendAndInvalidate implements nd.Endpoint.
+func (ep *Endpoint) SendAndInvalidate(res *nd.Result, sgl []nd.SGE, remote nd.MWDescriptor, flags nd.Flags) error {
+	const allowed = nd.FlagSilentSuccess | nd.FlagReadFence | nd.FlagSendAndSolicitEvent
+	if flags&^allowed != 0 {
+		return nd.ErrInvalidParameter5
+	}
+	return ep.postOutbound(OpSendInvalidate, res, sgl, flags, remote, 0)
+}
+
+// Read implements nd.Endpoint.
+func (ep *Endpoint) Read(res *nd.Result, sgl []nd.SGE, remote nd.MWDescriptor, offset uint64, flags nd.Flags) error {
+	if flags&^(nd.FlagSilentSuccess|nd.FlagReadFence) != 0 {
+		return nd.ErrInvalidParameter6
+	}
+	for i := range sgl {
+		if sgl[i].Region == nil && len(sgl[i].Buffer) > 0 {
+			return nd.ErrInvalidParameter2 // a Read cannot land in inline data
+		}
+	}
+	return ep.postOutbound(OpRead, res, sgl, flags, remote, offset)
+}
+
+// Write implements nd.Endpoint.
+func (ep *Endpoint) Write(res *nd.Result, sgl []nd.SGE, remote nd.MWDescriptor, offset uint64, flags nd.Flags) error {
+	if flags&^(nd.FlagSilentSuccess|nd.FlagReadFence) != 0 {
+		return nd.ErrInvalidParameter6
+	}
+	return ep.postOutbound(OpWrite, res, sgl, flags, remote, offset)
+}
+
+// postOutbound checks and queues a Send, SendAndInvalidate, Read or Write.
+func (ep *Endpoint) postOutbound(op Op, res *nd.Result, sgl []nd.SGE, flags nd.Flags, remote nd.MWDescriptor, offset uint64) error {
+	if res == nil {
+		return nd.ErrInvalidParameter1
+	}
+	if len(sgl) > ep.limits.OutboundSGE {
+		return nd.ErrDataOverrun
+	}
+	total, inline := 0, 0
+	for i := range sgl {
+		n := len(sgl[i].Buffer)
+		total += n
+		if sgl[i].Region == nil {
+			inline += n
+		}
+	}
+	if total > ep.a.info.MaxOutboundLength || inline > ep.inline {
+		return nd.ErrBufferOverflow
+	}
+	ep.mu.Lock()
+	if err := ep.admitLocked(&ep.sq); err != nil {
+		ep.mu.Unlock()
+		return err
+	}
+	wr := ep.sq.reserve(op, res, flags)
+	wr.Remote, wr.Offset, wr.Length = remote, offset, total
+	ep.fillSGL(wr, sgl)
+	ended := ep.state == epEnded
+	if ended {
+		ep.finishLocked(&ep.sq, wr, nd.ErrCanceled)
+	}
+	ep.unlock()
+	if !ended {
+		ep.pump()
+	}
+	return nil
+}
+
+// admitLocked applies the checks every outbound post shares.
+func (ep *Endpoint) admitLocked(q *workQueue) error {
+	if (ep.state == epIdle || ep.state == epAccepting) && q == &ep.sq {
+		return nd.ErrConnectionInvalid
+	}
+	if q.full() {
+		return nd.ErrNoMoreEntries
+	}
+	return nil
+}
+
+// fillSGL copies sgl into wr: registered entries are checked against their
+// registration (a failure is reported when the request is processed), inline
+// entries are copied into the request's own buffer.
+func (ep *Endpoint) fillSGL(wr *WorkRequest, sgl []nd.SGE) {
+	used := 0
+	for i := range sgl {
+		e := sgl[i]
+		if e.Region == nil {
+			n := copy(wr.inline[used:], e.Buffer)
+			e.Buffer = wr.inline[used : used+n : used+n]
+			used += n
+		} else if !ep.owns(e) {
+			wr.status, wr.preset = nd.ErrAccessViolation, true
+		}
+		wr.sge = append(wr.sge, e)
+	}
+	wr.SGL = wr.sge
+}
+
+// owns reports whether e's buffer lies in a live registration of this
+// adapter.
+func (ep *Endpoint) owns(e nd.SGE) bool {
+	if e.Region == nil {
+		return len(e.Buffer) == 0
+	}
+	r, ok := e.Region.(*Region)
+	if !ok || r == nil || r.a != ep.a || !r.registered.Load() {
+		return false
+	}
+	_, ok = within(r.buf, e.Buffer)
+	return ok
+}
+
+// stillRegistered reports whether every registered entry of wr is still
+// registered.
+func stillRegistered(wr *WorkRequest) bool {
+	for i := range wr.SGL {
+		if r, ok := wr.SGL[i].Region.(*Region); ok && !r.registered.Load() {
+			return false
+		}
+	}
+	return true
+}
+
+// Receive implements nd.Endpoint.
+func (ep *Endpoint) Receive(res *nd.Result, sgl []nd.SGE) error {
+	if res == nil {
+		return nd.ErrInvalidParameter1
+	}
+	if len(sgl) > ep.limits.InboundSGE {
+		return nd.ErrDataOverrun
+	}
+	total := 0
+	for i := range sgl {
+		total += len(sgl[i].Buffer)
+	}
+	if total > ep.a.info.MaxInboundLength {
+		return nd.ErrBufferOverflow
+	}
+	ep.mu.Lock()
+	if err := ep.admitLocked(&ep.rq); err != nil {
+		ep.mu.Unlock()
+		return err
+	}
+	wr := ep.rq.reserve(OpReceive, res, 0)
+	wr.Length = total
+	for i := range sgl {
+		if !ep.owns(sgl[i]) {
+			wr.status, wr.preset = nd.ErrAccessViolation, true
+		}
+		wr.sge = append(wr.sge, sgl[i])
+	}
+	wr.SGL = wr.sge
+	if ep.state == epEnded {
+		ep.finishLocked(&ep.rq, wr, nd.ErrCanceled)
+	}
+	ep.unlock()
+	return nil
+}
+
+// Bind implements nd.Endpoint. The window is bound when the call returns;
+// the request's completion follows in order with the endpoint's other
+// outbound requests.
+func (ep *Endpoint) Bind(res *nd.Result, mr nd.MemoryRegion, mw nd.MemoryWindow, buf []byte, flags nd.Flags) (nd.MWDescriptor, error) {
+	if res == nil {
+		return nd.MWDescriptor{}, nd.ErrInvalidParameter1
+	}
+	r, ok := mr.(*Region)
+	if !ok || r == nil || r.a != ep.a || !r.registered.Load() {
+		return nd.MWDescriptor{}, nd.ErrAccessViolation
+	}
+	w, ok := mw.(*Window)
+	if !ok || w == nil || w.a != ep.a {
+		return nd.MWDescriptor{}, nd.ErrInvalidParameter3
+	}
+	if _, ok := within(r.buf, buf); !ok {
+		return nd.MWDescriptor{}, nd.ErrInvalidParameter4
+	}
+	rights := flags & (nd.FlagAllowRead | nd.FlagAllowWrite)
+	if rights == 0 || flags&^(nd.FlagAllowRead|nd.FlagAllowWrite|nd.FlagSilentSuccess|nd.FlagReadFence) != 0 {
+		return nd.MWDescriptor{}, nd.ErrInvalidParameter6
+	}
+	ep.mu.Lock()
+	if err := ep.admitLocked(&ep.sq); err != nil {
+		ep.mu.Unlock()
+		return nd.MWDescriptor{}, err
+	}
+	wr := ep.sq.reserve(OpBind, res, flags)
+	var desc nd.MWDescriptor
+	ended := ep.state == epEnded
+	if ended {
+		ep.finishLocked(&ep.sq, wr, nd.ErrCanceled)
+	} else {
+		ep.a.windowMu.Lock()
+		if w.bound || w.closed {
+			wr.status, wr.preset = nd.ErrInvalidRequest, true
+		} else {
+			desc = ep.a.bindLocked(w, r, buf, rights, ep)
+		}
+		ep.a.windowMu.Unlock()
+	}
+	ep.unlock()
+	if !ended {
+		ep.pump()
+	}
+	return desc, nil
+}
+
+// Invalidate implements nd.Endpoint.
+func (ep *Endpoint) Invalidate(res *nd.Result, mw nd.MemoryWindow, flags nd.Flags) error {
+	if res == nil {
+		return nd.ErrInvalidParameter1
+	}
+	w, ok := mw.(*Window)
+	if !ok || w == nil || w.a != ep.a {
+		return nd.ErrInvalidParameter2
+	}
+	if flags&^(nd.FlagSilentSuccess|nd.FlagReadFence) != 0 {
+		return nd.ErrInvalidParameter3
+	}
+	ep.mu.Lock()
+	if err := ep.admitLocked(&ep.sq); err != nil {
+		ep.mu.Unlock()
+		return err
+	}
+	wr := ep.sq.reserve(OpInvalidate, res, flags)
+	wr.window = w
+	ended := ep.state == epEnded
+	if ended {
+		ep.finishLocked(&ep.sq, wr, nd.ErrCanceled)
+	}
+	ep.unlock()
+	if !ended {
+		ep.pump()
+	}
+	return nil
+}
+
+// invalidateLocal unbinds w if it is bound to ep.
+func (ep *Endpoint) invalidateLocal(w *Window) nd.Status {
+	ep.a.windowMu.Lock()
+	defer ep.a.windowMu.Unlock()
+	if !w.bound || w.ep != ep {
+		return nd.ErrInvalidationError
+	}
+	ep.a.unbindLocked(w)
+	return nd.Success
+}
+
+// Flush implements nd.Endpoint.
+func (ep *Endpoint) Flush() error {
+	ep.terminate(nd.ErrCanceled)
+	return nil
+}
+
+// Close implements nd.Endpoint.
+func (ep *Endpoint) Close() error {
+	ep.terminate(nd.ErrCanceled)
+	ep.mu.Lock()
+	already := ep.closed
+	ep.closed = true
+	ep.mu.Unlock()
+	if !already {
+		ep.inCQ.detach(ep)
+		if ep.outCQ != ep.inCQ {
+			ep.outCQ.detach(ep)
+		}
+	}
+	return nil
+}

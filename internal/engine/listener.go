@@ -1,0 +1,161 @@
+package engine
+
+import (
+	"context"
+	"sync"
+
+	"github.com/godirect/nd"
+)
+
+// Listener hands incoming connection requests to connectors
+// (nd.Listener). Its methods are safe for concurrent use.
+type Listener struct {
+	a        *Adapter
+	backlog  int
+	protocol int
+	port     uint16
+
+	mu      sync.Mutex
+	closed  bool
+	pending []*attempt           // requests nobody took yet, oldest first
+	waiters []*connectionRequest // GetConnectionRequest calls, oldest first
+}
+
+type connectionRequest struct {
+	c    *Connector
+	done chan bool // true: a request was bound to c; false: the listener closed
+}
+
+var _ nd.Listener = (*Listener)(nil)
+
+func newListener(a *Adapter, backlog, protocol int) *Listener {
+	return &Listener{a: a, backlog: backlog, protocol: protocol}
+}
+
+// Port implements nd.Listener.
+func (l *Listener) Port() uint16 { return l.port }
+
+// Protocol is the ND protocol number the listener serves.
+func (l *Listener) Protocol() int { return l.protocol }
+
+// Deliver hands an incoming request, carried by link (the passive end), to
+// the listener. It returns the events sink the transport must report the
+// link's events to, or ErrConnectionRefused when the listener is closed or
+// its backlog is full.
+func (l *Listener) Deliver(req ConnRequest, link Link) (LinkEvents, error) {
+	t := &attempt{req: req, link: link}
+	t.req.PrivateData = append([]byte(nil), req.PrivateData...)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil, nd.ErrConnectionRefused
+	}
+	if len(l.waiters) > 0 {
+		w := l.waiters[0]
+		l.waiters = l.waiters[1:]
+		bind(t, w.c)
+		w.done <- true
+		return t, nil
+	}
+	if l.backlog > 0 && len(l.pending) >= l.backlog {
+		return nil, nd.ErrConnectionRefused
+	}
+	l.pending = append(l.pending, t)
+	return t, nil
+}
+
+// bind gives attempt t to connector c.
+func bind(t *attempt, c *Connector) {
+	c.mu.Lock()
+	c.cur, c.state, c.link, c.rejected = t, connRequested, t.link, false
+	c.havePeer = true
+	c.peerIRD, c.peerORD, c.peerData = t.req.IRD, t.req.ORD, t.req.PrivateData
+	c.local, c.remote = t.req.Local, t.req.Remote
+	c.signalLocked()
+	c.mu.Unlock()
+	t.mu.Lock()
+	t.c = c
+	aborted := t.aborted
+	t.mu.Unlock()
+	if aborted {
+		c.fail(t, connAborted)
+	}
+}
+
+// GetConnectionRequest implements nd.Listener.
+func (l *Listener) GetConnectionRequest(ctx context.Context, conn nd.Connector) error {
+	c, ok := conn.(*Connector)
+	if !ok || c == nil || c.a != l.a {
+		return nd.ErrInvalidParameter1
+	}
+	c.mu.Lock()
+	busy := c.state != connIdle || c.cur != nil || c.closed
+	c.mu.Unlock()
+	if busy {
+		return nd.ErrInvalidDeviceState
+	}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return &nd.OpError{Op: "GetConnectionRequest", Status: nd.ErrCanceled}
+	}
+	for len(l.pending) > 0 {
+		t := l.pending[0]
+		l.pending = l.pending[1:]
+		t.mu.Lock()
+		aborted := t.aborted
+		t.mu.Unlock()
+		if !aborted {
+			bind(t, c)
+			l.mu.Unlock()
+			return nil
+		}
+	}
+	w := &connectionRequest{c: c, done: make(chan bool, 1)}
+	l.waiters = append(l.waiters, w)
+	l.mu.Unlock()
+	select {
+	case ok := <-w.done:
+		if !ok {
+			return &nd.OpError{Op: "GetConnectionRequest", Status: nd.ErrCanceled}
+		}
+		return nil
+	case <-ctx.Done():
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, x := range l.waiters {
+		if x == w {
+			l.waiters = append(l.waiters[:i], l.waiters[i+1:]...)
+			return canceled("GetConnectionRequest", ctx.Err())
+		}
+	}
+	// A request was bound just as ctx ended: it is ours.
+	if <-w.done {
+		return nil
+	}
+	return canceled("GetConnectionRequest", ctx.Err())
+}
+
+// Close implements nd.Listener.
+func (l *Listener) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true
+	waiters, pending := l.waiters, l.pending
+	l.waiters, l.pending = nil, nil
+	l.mu.Unlock()
+	for _, w := range waiters {
+		w.done <- false
+	}
+	for _, t := range pending {
+		t.link.Reject(nil)
+		t.link.Close(nd.ErrConnectionRefused)
+	}
+	l.a.transport.Unlisten(l)
+	l.a.forgetListener(l)
+	return nil
+}

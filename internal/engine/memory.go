@@ -1,0 +1,142 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+
+	"github.com/godirect/nd"
+)
+
+// Region is a memory registration (nd.MemoryRegion). It keeps its buffer
+// alive and records its bounds; it is safe for concurrent use.
+type Region struct {
+	a          *Adapter
+	buf        []byte
+	registered atomic.Bool
+	windows    atomic.Int32 // windows bound inside the region
+}
+
+var _ nd.MemoryRegion = (*Region)(nil)
+
+// Bytes implements nd.MemoryRegion.
+func (r *Region) Bytes() []byte { return r.buf }
+
+// Window is a memory window (nd.MemoryWindow). Its binding is guarded by the
+// adapter's window lock.
+type Window struct {
+	a          *Adapter
+	invalidate *nd.Result // the caller's Result for invalidation by the peer
+
+	// Guarded by a.windowMu.
+	bound  bool
+	closed bool
+	token  uint32
+	region *Region
+	buf    []byte // the bound range
+	base   uint64 // address of buf[0] as given in the descriptor
+	rights nd.Flags
+	ep     *Endpoint
+}
+
+var _ nd.MemoryWindow = (*Window)(nil)
+
+// Close implements nd.MemoryWindow.
+func (w *Window) Close() error {
+	w.a.windowMu.Lock()
+	defer w.a.windowMu.Unlock()
+	if w.bound {
+		w.a.unbindLocked(w)
+	}
+	w.closed = true
+	return nil
+}
+
+// windowTable maps tokens to bound windows.
+type windowTable struct {
+	windowMu sync.RWMutex
+	windows  map[uint32]*Window
+}
+
+// bindLocked binds w and returns its descriptor. The token is random and
+// never reused while bound; a stale token from an earlier binding fails.
+func (a *Adapter) bindLocked(w *Window, r *Region, buf []byte, rights nd.Flags, ep *Endpoint) nd.MWDescriptor {
+	var token uint32
+	for {
+		token = rand.Uint32()
+		if _, taken := a.windows[token]; token != 0 && !taken {
+			break
+		}
+	}
+	w.bound, w.token, w.region, w.buf, w.rights, w.ep = true, token, r, buf, rights, ep
+	w.base = uint64(addrOf(buf))
+	if len(buf) == 0 {
+		w.base = uint64(addrOf(r.buf))
+	}
+	a.windows[token] = w
+	r.windows.Add(1)
+	return nd.MWDescriptor{Base: w.base, Length: uint64(len(buf)), Token: token}
+}
+
+func (a *Adapter) unbindLocked(w *Window) {
+	delete(a.windows, w.token)
+	w.region.windows.Add(-1)
+	w.bound, w.region, w.buf, w.ep = false, nil, nil, nil
+}
+
+// unbindEndpoint unbinds every window bound to ep: a window lives no longer
+// than its connection.
+func (a *Adapter) unbindEndpoint(ep *Endpoint) {
+	a.windowMu.Lock()
+	for _, w := range a.windows {
+		if w.ep == ep {
+			a.unbindLocked(w)
+		}
+	}
+	a.windowMu.Unlock()
+}
+
+// Access checks a remote request that arrived on ep against the window
+// named by token: the window must be bound to ep, allow the access (write or
+// read), and contain [addr, addr+length). It returns the target bytes of
+// registered memory, or ErrAccessViolation. It allocates nothing.
+func (ep *Endpoint) Access(token uint32, addr uint64, length int, write bool) ([]byte, nd.Status) {
+	a := ep.a
+	a.windowMu.RLock()
+	defer a.windowMu.RUnlock()
+	w := a.windows[token]
+	if w == nil || w.ep != ep || length < 0 {
+		return nil, nd.ErrAccessViolation
+	}
+	need := nd.FlagAllowRead
+	if write {
+		need = nd.FlagAllowWrite
+	}
+	if w.rights&need == 0 || addr < w.base {
+		return nil, nd.ErrAccessViolation
+	}
+	off := addr - w.base
+	if off > uint64(len(w.buf)) || uint64(length) > uint64(len(w.buf))-off {
+		return nil, nd.ErrAccessViolation
+	}
+	return w.buf[off : off+uint64(length)], nd.Success
+}
+
+// InvalidateWindow invalidates the window named by token on behalf of the
+// peer of ep (SendAndInvalidate). The window must be bound to ep; otherwise
+// it returns ErrInvalidationError.
+func (ep *Endpoint) InvalidateWindow(token uint32) nd.Status {
+	a := ep.a
+	a.windowMu.Lock()
+	defer a.windowMu.Unlock()
+	w := a.windows[token]
+	if w == nil || w.ep != ep {
+		return nd.ErrInvalidationError
+	}
+	a.unbindLocked(w)
+	if w.invalidate != nil {
+		w.invalidate.Status = nd.Success
+		w.invalidate.BytesTransferred = 0
+	}
+	return nd.Success
+}

@@ -1,0 +1,300 @@
+package engine
+
+import "github.com/godirect/nd"
+
+// pump issues waiting outbound requests to the transport in post order.
+// Whichever goroutine finds no pump running becomes the pump and issues
+// every request that is ready, including those others post meanwhile; the
+// others return at once.
+func (ep *Endpoint) pump() {
+	ep.mu.Lock()
+	if ep.pumping {
+		ep.mu.Unlock()
+		return
+	}
+	ep.pumping = true
+	for {
+		wr := ep.nextOutboundLocked()
+		if wr == nil {
+			break
+		}
+		wr.busy = true
+		link := ep.link
+		ep.mu.Unlock()
+		done, st := ep.execute(wr, link)
+		ep.mu.Lock()
+		wr.busy = false
+		switch {
+		case done:
+			ep.finishLocked(&ep.sq, wr, st)
+		case ep.state == epEnded:
+			// The connection ended while the transport took the request;
+			// nobody will complete it now.
+			ep.finishLocked(&ep.sq, wr, nd.ErrCanceled)
+		}
+	}
+	ep.pumping = false
+	ep.unlock()
+}
+
+// nextOutboundLocked returns the next request to issue, or nil when none is
+// ready: the queue is empty, or its head waits for a read fence or for the
+// outbound read limit.
+func (ep *Endpoint) nextOutboundLocked() *WorkRequest {
+	q := &ep.sq
+	for ep.state == epConnected && q.next != q.tail {
+		wr := q.slot(q.next)
+		if wr.done {
+			q.next++
+			continue
+		}
+		if wr.Flags&nd.FlagReadFence != 0 && ep.readsInFlight > 0 {
+			return nil
+		}
+		if wr.Op == OpRead && !wr.preset {
+			if ep.ord == 0 {
+				wr.status, wr.preset = nd.ErrInvalidRequest, true
+			} else if ep.readsInFlight >= ep.ord {
+				return nil
+			} else {
+				ep.readsInFlight++
+				wr.counted = true
+			}
+		}
+		q.next++
+		return wr
+	}
+	return nil
+}
+
+// execute carries out one issued request: local requests here, transfers
+// through the link.
+func (ep *Endpoint) execute(wr *WorkRequest, link Link) (bool, nd.Status) {
+	if wr.preset {
+		return true, wr.status
+	}
+	switch wr.Op {
+	case OpBind:
+		return true, nd.Success
+	case OpInvalidate:
+		return true, ep.invalidateLocal(wr.window)
+	}
+	if !stillRegistered(wr) {
+		return true, nd.ErrAccessViolation
+	}
+	if link == nil {
+		return true, nd.ErrCanceled
+	}
+	return link.Transmit(wr)
+}
+
+// CompleteOutbound reports the final status of an outbound request that
+// Transmit left in progress. seq is the request's Seq at Transmit; a
+// request already completed (flushed) is ignored.
+func (ep *Endpoint) CompleteOutbound(wr *WorkRequest, seq uint64, st nd.Status) {
+	ep.mu.Lock()
+	if wr.Seq != seq || wr.done {
+		ep.mu.Unlock()
+		return
+	}
+	ep.finishLocked(&ep.sq, wr, st)
+	ep.unlock()
+	ep.pump() // a finished Read may release a fence or the read limit
+}
+
+// finishLocked records wr's final status (unless it was flushed already),
+// ends the connection if the status is an error, and retires what can be.
+func (ep *Endpoint) finishLocked(q *workQueue, wr *WorkRequest, st nd.Status) {
+	if !wr.done {
+		wr.done, wr.status = true, st
+		if wr.counted {
+			wr.counted = false
+			ep.readsInFlight--
+		}
+		if st != nd.Success && ep.state != epEnded {
+			ep.endLocked(st)
+		}
+	}
+	ep.retireLocked(q)
+}
+
+// retireLocked moves finished requests from the head of q to their
+// completion queue, in post order.
+func (ep *Endpoint) retireLocked(q *workQueue) {
+	cq := ep.outCQ
+	if q == &ep.rq {
+		cq = ep.inCQ
+	}
+	for q.head < q.tail {
+		wr := q.slot(q.head)
+		if !wr.done || wr.busy {
+			return
+		}
+		res := wr.result
+		res.Status = wr.status
+		res.BytesTransferred = wr.Length
+		if wr.Op == OpReceive && wr.status != nd.Success {
+			res.BytesTransferred = 0
+		}
+		if wr.Flags&nd.FlagSilentSuccess == 0 || wr.status != nd.Success {
+			cq.push(res, wr.solicited)
+		}
+		wr.result, wr.window, wr.SGL = nil, nil, nil
+		clear(wr.sge[:cap(wr.sge)])
+		q.head++
+		if q.next < q.head {
+			q.next = q.head
+		}
+	}
+}
+
+// endLocked ends the connection with status st: every request not being
+// worked on completes ErrCanceled, and the link is closed after unlocking.
+func (ep *Endpoint) endLocked(st nd.Status) {
+	if ep.state == epEnded {
+		return
+	}
+	ep.state = epEnded
+	for _, q := range [2]*workQueue{&ep.sq, &ep.rq} {
+		for i := q.head; i < q.tail; i++ {
+			wr := q.slot(i)
+			if !wr.done && !wr.busy {
+				wr.done, wr.status = true, nd.ErrCanceled
+				if wr.counted {
+					wr.counted = false
+					ep.readsInFlight--
+				}
+			}
+		}
+		q.next = q.tail
+		ep.retireLocked(q)
+	}
+	ep.closePending, ep.closeLink, ep.closeStatus = true, ep.link, st
+	ep.link = nil
+}
+
+// unlock releases ep.mu and carries out a teardown decided under it: the
+// link is closed, the endpoint's windows are unbound and the connector
+// learns that the connection ended.
+func (ep *Endpoint) unlock() {
+	if !ep.closePending {
+		ep.mu.Unlock()
+		return
+	}
+	link, st := ep.closeLink, ep.closeStatus
+	ep.closePending, ep.closeLink = false, nil
+	ep.mu.Unlock()
+	if link != nil {
+		link.Close(st)
+	}
+	ep.a.unbindEndpoint(ep)
+	ep.c.ended()
+}
+
+// terminate ends the connection with status st (ErrCanceled for a local
+// flush or close); it is idempotent.
+func (ep *Endpoint) terminate(st nd.Status) {
+	ep.mu.Lock()
+	ep.endLocked(st)
+	ep.unlock()
+}
+
+// Terminate ends the connection because of an error the transport found
+// in inbound traffic (a malformed frame, a protocol violation, a broken
+// connection). Every outstanding request completes ErrCanceled.
+func (ep *Endpoint) Terminate(st nd.Status) { ep.terminate(st) }
+
+// attach connects ep to link with the negotiated read limits; data may
+// flow from now on.
+func (ep *Endpoint) attach(link Link, ird, ord int) error {
+	ep.mu.Lock()
+	if ep.state != epIdle {
+		ep.mu.Unlock()
+		return nd.ErrInvalidDeviceState
+	}
+	ep.link, ep.ird, ep.ord = link, ird, ord
+	ep.state = epAccepting
+	ep.mu.Unlock()
+	link.Attach(ep)
+	return nil
+}
+
+// ready lets outbound requests flow on an attached endpoint.
+func (ep *Endpoint) ready() {
+	ep.mu.Lock()
+	if ep.state == epAccepting {
+		ep.state = epConnected
+	}
+	ep.mu.Unlock()
+}
+
+// detach returns an attached endpoint whose connection failed before it
+// was established to the idle state; its posted Receives stay.
+func (ep *Endpoint) detach() {
+	ep.mu.Lock()
+	if ep.state == epAccepting {
+		ep.state, ep.link = epIdle, nil
+	}
+	ep.mu.Unlock()
+}
+
+// Limits returns the endpoint's negotiated inbound and outbound read limits.
+func (ep *Endpoint) Limits() (ird, ord int) {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	return ep.ird, ep.ord
+}
+
+// TakeReceive hands the transport the oldest posted Receive for an incoming
+// Send of n bytes (n < 0: length not known yet). If there is none, if it is
+// smaller than n, or if its memory is no longer registered, the Receive
+// completes with the error (ErrBufferOverflow, ErrAccessViolation), the
+// connection ends, and TakeReceive returns the status for the sender's
+// request (ErrRemoteError) and a nil request. Otherwise the transport owns
+// the Receive until CompleteReceive.
+func (ep *Endpoint) TakeReceive(n int) (*WorkRequest, nd.Status) {
+	ep.mu.Lock()
+	if ep.state != epConnected && ep.state != epAccepting {
+		ep.mu.Unlock()
+		return nil, nd.ErrCanceled
+	}
+	q := &ep.rq
+	if q.next == q.tail {
+		ep.endLocked(nd.ErrRemoteError)
+		ep.unlock()
+		return nil, nd.ErrRemoteError
+	}
+	wr := q.slot(q.next)
+	st := nd.Success
+	switch {
+	case wr.preset:
+		st = wr.status
+	case n > wr.Length:
+		st = nd.ErrBufferOverflow
+	case !stillRegistered(wr):
+		st = nd.ErrAccessViolation
+	}
+	q.next++
+	if st != nd.Success {
+		ep.finishLocked(q, wr, st)
+		ep.unlock()
+		return nil, nd.ErrRemoteError
+	}
+	wr.busy = true
+	ep.mu.Unlock()
+	return wr, nd.Success
+}
+
+// CompleteReceive completes a Receive taken with TakeReceive: n bytes were
+// placed, with status st; solicited marks a Send that carried
+// FlagSendAndSolicitEvent.
+func (ep *Endpoint) CompleteReceive(wr *WorkRequest, n int, st nd.Status, solicited bool) {
+	ep.mu.Lock()
+	wr.busy = false
+	wr.solicited = solicited
+	if !wr.done {
+		wr.Length = n
+	}
+	ep.finishLocked(&ep.rq, wr, st)
+	ep.unlock()
+}

@@ -1,0 +1,96 @@
+// Package engine is the software RDMA engine that every software transport of
+// godirect shares. It implements the nd interfaces: limits, scatter/gather
+// and registration checks, queues and their ordering, fences, silent
+// success, solicited events, memory windows and remote access checks, error
+// -> termination -> ErrCanceled flush, completion queue overrun, read-limit
+// negotiation and the connection state machine. A transport only moves
+// connection requests, replies and data between two engines; it plugs in
+// through the Transport and Link interfaces and reaches back through the
+// exported methods of Endpoint and Listener.
+package engine
+
+import (
+	"context"
+	"net/netip"
+
+	"github.com/godirect/nd"
+)
+
+// Transport is what a software transport provides to an Adapter.
+type Transport interface {
+	// Listen reserves (protocol, port) on addr for l; port 0 asks for one
+	// to be assigned. Incoming requests are handed to l.Deliver. It returns
+	// the port listened on, or ErrAddressAlreadyExists.
+	Listen(l *Listener, addr netip.Addr, protocol int, port uint16) (uint16, error)
+	// Unlisten releases what Listen reserved. Later requests are refused.
+	Unlisten(l *Listener)
+	// Dial carries a connection request to the listener at d.Remote and
+	// returns the active end of the new link. The passive side's answer
+	// arrives through events (Accepted, Rejected, Closed). Dial returns
+	// ErrConnectionRefused when nobody listens there, ErrBadNetworkName when
+	// no adapter serves the address, ErrAddressAlreadyAssociated when
+	// d.LocalPort is taken; it may block on the network until ctx ends.
+	Dial(ctx context.Context, d *DialRequest, events LinkEvents) (Link, error)
+}
+
+// DialRequest is a connection request as the active side makes it, and as
+// the passive side receives it (ConnRequest).
+type DialRequest struct {
+	Local       netip.Addr     // the active adapter's address
+	LocalPort   uint16         // 0: the transport picks one
+	Remote      netip.AddrPort // the listener
+	Protocol    int
+	IRD, ORD    int // the active endpoint's inbound and outbound read limits
+	PrivateData []byte
+}
+
+// ConnRequest is a connection request as it reaches a listener.
+type ConnRequest struct {
+	Local, Remote netip.AddrPort // from the passive side's point of view
+	Protocol      int
+	IRD, ORD      int // the active side's inbound and outbound read limits
+	PrivateData   []byte
+}
+
+// Link is one end of a connection, provided by the transport. The engine
+// calls it without holding its own locks, and never concurrently for the
+// same Link except Transmit (from one goroutine at a time) against Close.
+type Link interface {
+	// LocalAddr and RemoteAddr are the connection's addresses as seen from
+	// this end.
+	LocalAddr() netip.AddrPort
+	RemoteAddr() netip.AddrPort
+	// Accept (passive) answers the request with the passive endpoint's
+	// negotiated read limits and private data.
+	Accept(ird, ord int, privateData []byte) error
+	// Reject refuses the connection (passive before Accept, active after
+	// Accepted).
+	Reject(privateData []byte) error
+	// Ready (active) completes the connection: the peer's Accept returns.
+	Ready() error
+	// Attach connects the link to the endpoint whose traffic it carries;
+	// inbound data goes to ep's exported methods from then on.
+	Attach(ep *Endpoint)
+	// Transmit moves one outbound work request. It must not block on the
+	// peer. It returns done=true with the final status when the request is
+	// complete, or done=false when the transport will call
+	// Endpoint.CompleteOutbound later.
+	Transmit(wr *WorkRequest) (done bool, status nd.Status)
+	// Close ends the connection: Success is a graceful disconnect, another
+	// status an abortive termination for that reason. The peer's events get
+	// Closed. Close is idempotent.
+	Close(status nd.Status)
+}
+
+// LinkEvents receives what the peer did; the transport calls it from any
+// goroutine, never while holding a lock the engine could wait for.
+type LinkEvents interface {
+	// Accepted: the passive side accepted with its read limits and data.
+	Accepted(ird, ord int, privateData []byte)
+	// Rejected: the peer refused the connection.
+	Rejected(privateData []byte)
+	// Ready: the active side completed the connection.
+	Ready()
+	// Closed: the connection ended (Success: gracefully).
+	Closed(status nd.Status)
+}
