@@ -26,14 +26,15 @@ const (
 type Connector struct {
 	a *Adapter
 
-	mu       sync.Mutex
-	changed  chan struct{} // closed and replaced on every change of state
-	state    connState
-	closed   bool
-	rejected bool // the peer refused the last attempt
-	ep       *Endpoint
-	cur      *attempt // the attempt events are accepted from
-	link     Link
+	mu           sync.Mutex
+	changed      chan struct{} // closed and replaced on every change of state
+	state        connState
+	closed       bool
+	rejected     bool // the peer refused the last attempt
+	disconnected bool // Disconnect was called
+	ep           *Endpoint
+	cur          *attempt // the attempt events are accepted from
+	link         Link
 
 	havePeer         bool
 	peerIRD, peerORD int
@@ -185,9 +186,11 @@ func (c *Connector) Connect(ctx context.Context, ep nd.Endpoint, remote netip.Ad
 		c.mu.Unlock()
 		return nil
 	case c.rejected:
+		c.state, c.cur, c.link = connIdle, nil, nil
 		c.mu.Unlock()
 		return nd.ErrConnectionRefused
 	default:
+		c.state, c.cur, c.link = connIdle, nil, nil
 		c.mu.Unlock()
 		return nd.ErrConnectionAborted
 	}
@@ -285,6 +288,7 @@ func (c *Connector) Accept(ctx context.Context, ep nd.Endpoint, privateData []by
 	case state == connConnected || state == connEnded:
 		return nil
 	case rejected:
+		c.fail(t, connIdle)
 		return nd.ErrConnectionRefused
 	default:
 		return nd.ErrConnectionAborted
@@ -386,14 +390,17 @@ func (c *Connector) NotifyDisconnect(ctx context.Context) error {
 // Disconnect implements nd.Connector.
 func (c *Connector) Disconnect(ctx context.Context) error {
 	c.mu.Lock()
-	state, ep := c.state, c.ep
+	state, ep, again := c.state, c.ep, c.disconnected
+	if state == connConnected || state == connEnded {
+		c.disconnected = true
+	}
 	c.mu.Unlock()
-	switch state {
-	case connConnected:
+	switch {
+	case state == connConnected:
 		ep.terminate(nd.Success)
 		return nil
-	case connEnded:
-		return nil
+	case state == connEnded && !again:
+		return nil // the peer ended it first
 	default:
 		return nd.ErrConnectionInvalid
 	}
@@ -487,7 +494,7 @@ func (t *attempt) Rejected(privateData []byte) {
 		} else {
 			ep = c.ep
 		}
-		c.state, c.rejected, c.cur = connIdle, true, nil
+		c.state, c.rejected = connIdle, true
 		c.signalLocked()
 	}
 	c.mu.Unlock()
@@ -533,7 +540,7 @@ func (t *attempt) Closed(status nd.Status) {
 	state, ep := c.state, c.ep
 	switch state {
 	case connConnecting:
-		c.state, c.cur = connIdle, nil
+		c.state = connAborted
 	case connReplied, connRequested, connAccepting:
 		c.state = connAborted
 	}

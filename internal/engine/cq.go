@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/godirect/nd"
 )
@@ -15,7 +16,7 @@ type CQ struct {
 	a  *Adapter
 	mu sync.Mutex
 
-	ring       []*nd.Result
+	ring       []completion
 	head, size int
 
 	overrun bool // the queue overran: it and its endpoints are dead
@@ -33,6 +34,14 @@ type CQ struct {
 	endpoints []*Endpoint // to terminate on overrun
 }
 
+// completion is one queued Result and the outstanding-request count of the
+// work queue it came from: the request occupies its queue slot until the
+// completion is reaped, as on hardware.
+type completion struct {
+	res   *nd.Result
+	owner *atomic.Int32
+}
+
 type firing struct {
 	done   chan struct{}
 	status nd.Status
@@ -41,16 +50,17 @@ type firing struct {
 var _ nd.CompletionQueue = (*CQ)(nil)
 
 func newCQ(a *Adapter, entries int) *CQ {
-	return &CQ{a: a, ring: make([]*nd.Result, entries)}
+	return &CQ{a: a, ring: make([]completion, entries)}
 }
 
 // push queues res. It reports false if the queue overran or is closed; the
 // completion is then lost, as on hardware, and the caller's endpoint is
 // terminated. Overrun terminates every endpoint that uses the queue.
-func (q *CQ) push(res *nd.Result, solicited bool) bool {
+func (q *CQ) push(res *nd.Result, owner *atomic.Int32, solicited bool) bool {
 	q.mu.Lock()
 	if q.closed || q.overrun {
 		q.mu.Unlock()
+		owner.Add(-1)
 		return false
 	}
 	if q.size == len(q.ring) {
@@ -58,12 +68,13 @@ func (q *CQ) push(res *nd.Result, solicited bool) bool {
 		q.fireLocked(nd.ErrBufferOverflow)
 		eps := slices.Clone(q.endpoints)
 		q.mu.Unlock()
+		owner.Add(-1)
 		for _, ep := range eps {
 			go ep.terminate(nd.ErrBufferOverflow)
 		}
 		return false
 	}
-	q.ring[(q.head+q.size)%len(q.ring)] = res
+	q.ring[(q.head+q.size)%len(q.ring)] = completion{res, owner}
 	q.size++
 	failed := res.Status != nd.Success
 	q.pendingAny = true
@@ -95,8 +106,10 @@ func (q *CQ) GetResults(results []*nd.Result) int {
 	q.mu.Lock()
 	n := 0
 	for n < len(results) && q.size > 0 {
-		results[n] = q.ring[q.head]
-		q.ring[q.head] = nil
+		c := q.ring[q.head]
+		results[n] = c.res
+		c.owner.Add(-1)
+		q.ring[q.head] = completion{}
 		q.head = (q.head + 1) % len(q.ring)
 		q.size--
 		n++
@@ -186,7 +199,7 @@ func (q *CQ) Resize(entries int) error {
 	if entries < q.size {
 		return nd.ErrBufferOverflow
 	}
-	ring := make([]*nd.Result, entries)
+	ring := make([]completion, entries)
 	for i := 0; i < q.size; i++ {
 		ring[i] = q.ring[(q.head+i)%len(q.ring)]
 	}

@@ -50,8 +50,8 @@ func newEndpoint(a *Adapter, c *Connector, in, out *CQ, limits nd.EndpointLimits
 		a: a, c: c, inCQ: in, outCQ: out, limits: limits, inline: a.info.MaxInlineData,
 		ird: limits.InboundReadLimit, ord: limits.OutboundReadLimit,
 	}
-	ep.sq = newWorkQueue(limits.OutboundEntries, limits.OutboundSGE, ep.inline)
-	ep.rq = newWorkQueue(limits.InboundEntries, limits.InboundSGE, 0)
+	ep.sq.init(limits.OutboundEntries, limits.OutboundSGE, ep.inline)
+	ep.rq.init(limits.InboundEntries, limits.InboundSGE, 0)
 	in.attach(ep)
 	if out != in {
 		out.attach(ep)

@@ -137,7 +137,9 @@ func (ep *Endpoint) retireLocked(q *workQueue) {
 			res.BytesTransferred = 0
 		}
 		if wr.Flags&nd.FlagSilentSuccess == 0 || wr.status != nd.Success {
-			cq.push(res, wr.solicited)
+			cq.push(res, &q.outstanding, wr.solicited)
+		} else {
+			q.outstanding.Add(-1)
 		}
 		wr.result, wr.window, wr.SGL = nil, nil, nil
 		clear(wr.sge[:cap(wr.sge)])

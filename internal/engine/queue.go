@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/godirect/nd"
+import (
+	"sync/atomic"
+
+	"github.com/godirect/nd"
+)
 
 // Op is the kind of a work request.
 type Op uint8
@@ -45,10 +49,13 @@ type WorkRequest struct {
 type workQueue struct {
 	wrs              []WorkRequest
 	head, next, tail uint64
+	// Requests posted and not yet reaped from the completion queue (or
+	// retired silently): the queue is full when they fill every slot.
+	outstanding atomic.Int32
 }
 
-func newWorkQueue(entries, sges, inline int) workQueue {
-	q := workQueue{wrs: make([]WorkRequest, entries)}
+func (q *workQueue) init(entries, sges, inline int) {
+	q.wrs = make([]WorkRequest, entries)
 	sgeBacking := make([]nd.SGE, entries*sges)
 	var inlineBacking []byte
 	if inline > 0 {
@@ -60,12 +67,11 @@ func newWorkQueue(entries, sges, inline int) workQueue {
 			q.wrs[i].inline = inlineBacking[i*inline : (i+1)*inline : (i+1)*inline]
 		}
 	}
-	return q
 }
 
 func (q *workQueue) slot(i uint64) *WorkRequest { return &q.wrs[i%uint64(len(q.wrs))] }
 
-func (q *workQueue) full() bool { return q.tail-q.head == uint64(len(q.wrs)) }
+func (q *workQueue) full() bool { return int(q.outstanding.Load()) >= len(q.wrs) }
 
 // reserve takes the slot at the tail for a new request.
 func (q *workQueue) reserve(op Op, res *nd.Result, flags nd.Flags) *WorkRequest {
@@ -73,5 +79,6 @@ func (q *workQueue) reserve(op Op, res *nd.Result, flags nd.Flags) *WorkRequest 
 	sge, inline := wr.sge[:0], wr.inline
 	*wr = WorkRequest{Op: op, Flags: flags, Seq: q.tail, result: res, sge: sge, inline: inline}
 	q.tail++
+	q.outstanding.Add(1)
 	return wr
 }
