@@ -10,6 +10,11 @@ package nd
 // completes with ErrCanceled. Posting with a reused scatter/gather list and
 // Result allocates nothing.
 //
+// A request occupies a slot of its queue from its post until GetResults hands
+// its completion back (a successful silent request frees its slot when it
+// completes), as on verbs hardware: a completion queue sized for the sum of
+// its endpoints' queues therefore never overruns.
+//
 // Immediate errors common to the posting calls: ErrConnectionInvalid when the
 // endpoint never connected (Receive excepted), ErrDataOverrun for more SGEs
 // than the endpoint's limit, ErrBufferOverflow for more bytes than the

@@ -167,8 +167,8 @@ type AdapterInfo struct {
 // (OutboundReadLimit), its ND parameter position; the two completion queues
 // are parameters 1 and 2.
 type EndpointLimits struct {
-	InboundEntries    int // outstanding Receives (1..MaxInboundRequests)
-	OutboundEntries   int // outstanding outbound requests (1..MaxOutboundRequests)
+	InboundEntries    int // Receives posted and not yet reaped (1..MaxInboundRequests)
+	OutboundEntries   int // outbound requests posted and not yet reaped (1..MaxOutboundRequests)
 	InboundSGE        int // SGEs per Receive (0..MaxInboundSGE)
 	OutboundSGE       int // SGEs per Send, Read or Write (0..MaxOutboundSGE)
 	InboundReadLimit  int // Reads the peer may have in flight toward us (0..MaxInboundReadLimit)

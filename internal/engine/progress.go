@@ -18,19 +18,12 @@ func (ep *Endpoint) pump() {
 		if wr == nil {
 			break
 		}
-		wr.busy = true
 		link := ep.link
 		ep.mu.Unlock()
 		done, st := ep.execute(wr, link)
 		ep.mu.Lock()
-		wr.busy = false
-		switch {
-		case done:
+		if done {
 			ep.finishLocked(&ep.sq, wr, st)
-		case ep.state == epEnded:
-			// The connection ended while the transport took the request;
-			// nobody will complete it now.
-			ep.finishLocked(&ep.sq, wr, nd.ErrCanceled)
 		}
 	}
 	ep.pumping = false
@@ -127,7 +120,7 @@ func (ep *Endpoint) retireLocked(q *workQueue) {
 	}
 	for q.head < q.tail {
 		wr := q.slot(q.head)
-		if !wr.done || wr.busy {
+		if !wr.done {
 			return
 		}
 		res := wr.result
@@ -150,17 +143,19 @@ func (ep *Endpoint) retireLocked(q *workQueue) {
 	}
 }
 
-// endLocked ends the connection with status st: every request not being
-// worked on completes ErrCanceled, and the link is closed after unlocking.
+// endLocked ends the connection with status st: every request not yet
+// issued to the transport completes ErrCanceled (the transport completes
+// those it owns when its link closes), and the link is closed after
+// unlocking.
 func (ep *Endpoint) endLocked(st nd.Status) {
 	if ep.state == epEnded {
 		return
 	}
 	ep.state = epEnded
 	for _, q := range [2]*workQueue{&ep.sq, &ep.rq} {
-		for i := q.head; i < q.tail; i++ {
+		for i := q.next; i < q.tail; i++ {
 			wr := q.slot(i)
-			if !wr.done && !wr.busy {
+			if !wr.done {
 				wr.done, wr.status = true, nd.ErrCanceled
 				if wr.counted {
 					wr.counted = false
@@ -282,7 +277,6 @@ func (ep *Endpoint) TakeReceive(n int) (*WorkRequest, nd.Status) {
 		ep.unlock()
 		return nil, nd.ErrRemoteError
 	}
-	wr.busy = true
 	ep.mu.Unlock()
 	return wr, nd.Success
 }
@@ -292,7 +286,6 @@ func (ep *Endpoint) TakeReceive(n int) (*WorkRequest, nd.Status) {
 // FlagSendAndSolicitEvent.
 func (ep *Endpoint) CompleteReceive(wr *WorkRequest, n int, st nd.Status, solicited bool) {
 	ep.mu.Lock()
-	wr.busy = false
 	wr.solicited = solicited
 	if !wr.done {
 		wr.Length = n

@@ -21,8 +21,11 @@ const (
 )
 
 // WorkRequest is one posted request as the engine hands it to a transport.
-// The transport may read its exported fields from Transmit until it reports
-// completion; it must not keep the pointer afterwards (slots are reused).
+// From Transmit (or TakeReceive) on, the transport owns the request: the
+// engine neither flushes nor reuses it until the transport completes it
+// (CompleteOutbound, CompleteReceive), which it must do exactly once, also
+// when the link closes. The transport may read the exported fields until
+// then and must not keep the pointer afterwards (slots are reused).
 type WorkRequest struct {
 	Op     Op
 	Flags  nd.Flags
@@ -36,7 +39,6 @@ type WorkRequest struct {
 	status    nd.Status
 	preset    bool // status was decided when posting; report it when processed
 	done      bool
-	busy      bool // a transport is working on it: do not flush or retire it
 	counted   bool // counted in readsInFlight
 	solicited bool
 	window    *Window

@@ -1,0 +1,269 @@
+package ndtest
+
+import (
+	"net/netip"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/godirect/nd"
+)
+
+// unservedAddr is a TEST-NET-1 address (RFC 5737): no provider should serve
+// it, and OpenAdapter must refuse it without contacting anything.
+var unservedAddr = netip.MustParseAddr("192.0.2.250")
+
+func runAdapter(t *testing.T, p nd.Provider) {
+	t.Run("Addresses", func(t *testing.T) {
+		addrs, err := p.Addresses()
+		if err != nil {
+			t.Fatalf("Addresses: %v", err)
+		}
+		if len(addrs) == 0 {
+			t.Fatal("Addresses returned no address")
+		}
+		for _, a := range addrs {
+			if !a.IsValid() {
+				t.Errorf("Addresses lists the invalid address %v", a)
+			}
+		}
+	})
+	t.Run("OpenAdapter/Address", func(t *testing.T) {
+		addrs, err := p.Addresses()
+		if err != nil || len(addrs) == 0 {
+			t.Fatalf("Addresses() = %v, %v", addrs, err)
+		}
+		for _, addr := range addrs {
+			a := openAdapter(t, p, addr)
+			if got := a.Address(); got != addr {
+				t.Errorf("OpenAdapter(%v).Address() = %v", addr, got)
+			}
+		}
+	})
+	t.Run("OpenAdapter/UnservedAddress", func(t *testing.T) {
+		addrs, _ := p.Addresses()
+		if slices.Contains(addrs, unservedAddr) {
+			t.Skipf("the provider serves %v", unservedAddr)
+		}
+		a, err := p.OpenAdapter(unservedAddr)
+		if err == nil {
+			a.Close()
+		}
+		expectStatus(t, "OpenAdapter("+unservedAddr.String()+")", err, nd.ErrInvalidAddress)
+	})
+	t.Run("Query", func(t *testing.T) { testQuery(t, p) })
+	t.Run("CreateCompletionQueue", func(t *testing.T) {
+		a, _ := OpenAdapters(t, p)
+		info := adapterInfo(t, a)
+		for _, n := range []int{0, -1, info.MaxCQEntries + 1} {
+			cq, err := a.CreateCompletionQueue(n)
+			if err == nil {
+				cq.Close()
+			}
+			expectStatus(t, "CreateCompletionQueue("+strconv.Itoa(n)+")", err, nd.ErrInvalidParameter)
+		}
+		cq, err := a.CreateCompletionQueue(1)
+		if err != nil {
+			t.Fatalf("CreateCompletionQueue(1): %v", err)
+		}
+		if err := cq.Close(); err != nil {
+			t.Fatalf("CompletionQueue.Close: %v", err)
+		}
+	})
+	t.Run("Listen/InvalidProtocol", func(t *testing.T) {
+		a, _ := OpenAdapters(t, p)
+		for _, proto := range []int{256, -1} {
+			l, err := a.Listen(0, proto, 0)
+			if err == nil {
+				l.Close()
+			}
+			expectStatus(t, "Listen(0, "+strconv.Itoa(proto)+", 0)", err, nd.ErrInvalidParameter2)
+		}
+	})
+	t.Run("Listen/AssignsPort", func(t *testing.T) {
+		a, _ := OpenAdapters(t, p)
+		l1 := listen(t, a, 0)
+		l2 := listen(t, a, 0)
+		if l1.Port() == 0 || l2.Port() == 0 {
+			t.Fatalf("Listen with port 0 assigned ports %d and %d; want non-zero", l1.Port(), l2.Port())
+		}
+		if l1.Port() == l2.Port() {
+			t.Fatalf("two Listen calls with port 0 were both assigned port %d", l1.Port())
+		}
+	})
+	t.Run("Listen/SamePortSameProtocol", func(t *testing.T) {
+		a, _ := OpenAdapters(t, p)
+		l := listen(t, a, 0)
+		l2, err := a.Listen(0, Protocol, l.Port())
+		if err == nil {
+			l2.Close()
+		}
+		expectStatus(t, "second Listen on the same port and protocol", err, nd.ErrAddressAlreadyExists)
+	})
+	t.Run("Listen/SamePortOtherProtocol", func(t *testing.T) {
+		a, _ := OpenAdapters(t, p)
+		l := listen(t, a, 0)
+		l2, err := a.Listen(0, Protocol+1, l.Port())
+		if err != nil {
+			t.Fatalf("Listen on port %d with another protocol: %v", l.Port(), err)
+		}
+		defer l2.Close()
+		if l2.Port() != l.Port() {
+			t.Fatalf("Listen(port %d).Port() = %d", l.Port(), l2.Port())
+		}
+	})
+	t.Run("Listen/PortFreeAfterClose", func(t *testing.T) {
+		a, _ := OpenAdapters(t, p)
+		l := listen(t, a, 0)
+		port := l.Port()
+		if err := l.Close(); err != nil {
+			t.Fatalf("Listener.Close: %v", err)
+		}
+		l2, err := a.Listen(0, Protocol, port)
+		if err != nil {
+			t.Fatalf("Listen on port %d after its listener closed: %v", port, err)
+		}
+		l2.Close()
+	})
+	t.Run("Close/LaterCallsDeviceRemoved", func(t *testing.T) { testAdapterClosed(t, p) })
+	t.Run("Close/BlockedGetConnectionRequestCanceled", func(t *testing.T) {
+		addrs, err := p.Addresses()
+		if err != nil || len(addrs) == 0 {
+			t.Fatalf("Addresses() = %v, %v", addrs, err)
+		}
+		a := openAdapter(t, p, addrs[0])
+		l := listen(t, a, 0)
+		req := startGetRequest(t, l, passiveSide(t, a))
+		req.parked(t)
+		if err := a.Close(); err != nil {
+			t.Fatalf("Adapter.Close: %v", err)
+		}
+		expectStatus(t, "GetConnectionRequest blocked across Adapter.Close", req.wait(t), nd.ErrCanceled)
+	})
+	t.Run("Close/Idempotent", func(t *testing.T) {
+		addrs, _ := p.Addresses()
+		if len(addrs) == 0 {
+			t.Fatal("no address")
+		}
+		a := openAdapter(t, p, addrs[0])
+		for i := range 2 {
+			if err := a.Close(); err != nil {
+				t.Fatalf("Adapter.Close #%d: %v", i+1, err)
+			}
+		}
+	})
+}
+
+func testQuery(t *testing.T, p nd.Provider) {
+	a, _ := OpenAdapters(t, p)
+	info := adapterInfo(t, a)
+	positive := []struct {
+		name string
+		v    int
+	}{
+		{"MaxInboundSGE", info.MaxInboundSGE},
+		{"MaxInboundRequests", info.MaxInboundRequests},
+		{"MaxInboundLength", info.MaxInboundLength},
+		{"MaxOutboundSGE", info.MaxOutboundSGE},
+		{"MaxOutboundRequests", info.MaxOutboundRequests},
+		{"MaxOutboundLength", info.MaxOutboundLength},
+		{"MaxInboundReadLimit", info.MaxInboundReadLimit},
+		{"MaxOutboundReadLimit", info.MaxOutboundReadLimit},
+		{"MaxCQEntries", info.MaxCQEntries},
+		{"MaxRegistrationSize", info.MaxRegistrationSize},
+		{"MaxWindowSize", info.MaxWindowSize},
+		{"LargeRequestThreshold", info.LargeRequestThreshold},
+	}
+	for _, f := range positive {
+		if f.v <= 0 {
+			t.Errorf("Query: %s = %d; want > 0", f.name, f.v)
+		}
+	}
+	if info.MaxInlineData < 0 {
+		t.Errorf("Query: MaxInlineData = %d; want >= 0", info.MaxInlineData)
+	}
+	if info.MaxWindowSize > info.MaxRegistrationSize {
+		t.Errorf("Query: MaxWindowSize %d > MaxRegistrationSize %d", info.MaxWindowSize, info.MaxRegistrationSize)
+	}
+	if info.MaxCallerData < 56 {
+		t.Errorf("Query: MaxCallerData = %d; want >= 56", info.MaxCallerData)
+	}
+	if info.MaxCalleeData < 148 {
+		t.Errorf("Query: MaxCalleeData = %d; want >= 148", info.MaxCalleeData)
+	}
+	for _, f := range []struct {
+		name string
+		flag nd.AdapterFlags
+	}{
+		{"AdapterInOrderDMA", nd.AdapterInOrderDMA},
+		{"AdapterLoopbackConnections", nd.AdapterLoopbackConnections},
+	} {
+		if info.Flags&f.flag == 0 {
+			t.Errorf("Query: Flags %#x lack %s", uint32(info.Flags), f.name)
+		}
+	}
+	// The suite's DefaultLimits must fit the adapter.
+	l := DefaultLimits
+	if l.InboundEntries > info.MaxInboundRequests || l.OutboundEntries > info.MaxOutboundRequests ||
+		l.InboundSGE > info.MaxInboundSGE || l.OutboundSGE > info.MaxOutboundSGE ||
+		l.InboundReadLimit > info.MaxInboundReadLimit || l.OutboundReadLimit > info.MaxOutboundReadLimit {
+		t.Errorf("Query: the adapter (%+v) cannot serve the suite's DefaultLimits %+v", info, l)
+	}
+	// Query is repeatable.
+	if again := adapterInfo(t, a); again != info {
+		t.Errorf("Query changed between calls: %+v then %+v", info, again)
+	}
+}
+
+func testAdapterClosed(t *testing.T, p nd.Provider) {
+	addrs, err := p.Addresses()
+	if err != nil || len(addrs) == 0 {
+		t.Fatalf("Addresses() = %v, %v", addrs, err)
+	}
+	a := openAdapter(t, p, addrs[0])
+	peer := openAdapter(t, p, addrs[0])
+	l := listen(t, peer, 0)
+	// Objects made before Close.
+	s := side(t, a)
+	c := mustConnector(t, a)
+	cq := mustCQ(t, a, 16)
+	if err := a.Close(); err != nil {
+		t.Fatalf("Adapter.Close: %v", err)
+	}
+	ctx := ctx(t)
+	_, err = a.Query()
+	expectStatus(t, "Query after Close", err, nd.ErrDeviceRemoved)
+	cq2, err := a.CreateCompletionQueue(1)
+	if err == nil {
+		cq2.Close()
+	}
+	expectStatus(t, "CreateCompletionQueue after Close", err, nd.ErrDeviceRemoved)
+	c2, err := a.CreateConnector()
+	if err == nil {
+		c2.Close()
+	}
+	expectStatus(t, "CreateConnector after Close", err, nd.ErrDeviceRemoved)
+	l2, err := a.Listen(0, Protocol, 0)
+	if err == nil {
+		l2.Close()
+	}
+	expectStatus(t, "Listen after Close", err, nd.ErrDeviceRemoved)
+	buf := make([]byte, 64)
+	mr, err := a.RegisterMemory(ctx, buf)
+	if err == nil {
+		a.DeregisterMemory(ctx, mr)
+	}
+	expectStatus(t, "RegisterMemory after Close", err, nd.ErrDeviceRemoved)
+	mw, err := a.CreateMemoryWindow(nil)
+	if err == nil {
+		mw.Close()
+	}
+	expectStatus(t, "CreateMemoryWindow after Close", err, nd.ErrDeviceRemoved)
+	ep, err := c.CreateEndpoint(cq, cq, DefaultLimits)
+	if err == nil {
+		ep.Close()
+	}
+	expectStatus(t, "Connector.CreateEndpoint after Adapter.Close", err, nd.ErrDeviceRemoved)
+	err = s.Connector.Connect(ctx, s.Endpoint, addrOf(peer, l), Protocol, 0, nil)
+	expectStatus(t, "Connector.Connect after Adapter.Close", err, nd.ErrDeviceRemoved)
+}

@@ -1,0 +1,148 @@
+package ndtest
+
+import (
+	"testing"
+
+	"github.com/godirect/nd"
+)
+
+func runTeardown(t *testing.T, p nd.Provider) {
+	t.Run("Disconnect/ByActive", func(t *testing.T) { testDisconnect(t, p, true) })
+	t.Run("Disconnect/ByPassive", func(t *testing.T) { testDisconnect(t, p, false) })
+	t.Run("Disconnect/NeverConnected", func(t *testing.T) {
+		a, _ := OpenAdapters(t, p)
+		s := side(t, a)
+		expectStatus(t, "Disconnect on an unconnected connector", s.Connector.Disconnect(ctx(t)), nd.ErrConnectionInvalid)
+	})
+	t.Run("NotifyDisconnect/NeverConnected", func(t *testing.T) {
+		a, _ := OpenAdapters(t, p)
+		s := side(t, a)
+		expectStatus(t, "NotifyDisconnect on a never-connected connector", s.Connector.NotifyDisconnect(ctx(t)), nd.ErrConnectionInvalid)
+	})
+	t.Run("NotifyDisconnect/ContextCanceled", func(t *testing.T) {
+		pr := NewPair(t, p, PairConfig{})
+		c, cancel := cancelableCtx(t)
+		n := start("NotifyDisconnect", func() error { return pr.Passive.Connector.NotifyDisconnect(c) })
+		n.parked(t)
+		cancel()
+		expectCanceled(t, "NotifyDisconnect with its context canceled", n.wait(t))
+		// The connection is still up.
+		var rr, sr nd.Result
+		in := newBuffer(t, pr.Passive, 8)
+		recvBuf(t, pr.Passive, in, &rr)
+		sendBuf(t, pr.Active, newBuffer(t, pr.Active, 8), &sr, 0)
+		Expect(t, pr.Active.OutCQ, &sr, nd.Success, 8)
+		Expect(t, pr.Passive.InCQ, &rr, nd.Success, 8)
+	})
+	t.Run("Flush/TwoReceives", func(t *testing.T) {
+		// ndreceiveflushqp.
+		pr := NewPair(t, p, PairConfig{})
+		s := pr.Passive
+		r1, r2 := postEmptyRecv(t, s), postEmptyRecv(t, s)
+		ExpectEmpty(t, s.InCQ)
+		if err := s.Endpoint.Flush(); err != nil {
+			t.Fatalf("Flush: %v", err)
+		}
+		expectStatus(t, "Notify(NotifyAny) after Flush", s.InCQ.Notify(ctx(t), nd.NotifyAny), nd.Success)
+		out := make([]*nd.Result, 4)
+		if n := s.InCQ.GetResults(out); n != 2 {
+			t.Fatalf("GetResults after Flush and one Notify returned %d completions; want 2", n)
+		}
+		wantResult(t, out[0], r1, nd.ErrCanceled, -1)
+		wantResult(t, out[1], r2, nd.ErrCanceled, -1)
+		expectStatus(t, "peer NotifyDisconnect after Flush", pr.Active.Connector.NotifyDisconnect(ctx(t)), nd.Success)
+	})
+	t.Run("Flush/LaterPostsCanceled", func(t *testing.T) {
+		pr := NewPair(t, p, PairConfig{})
+		s := pr.Active
+		if err := s.Endpoint.Flush(); err != nil {
+			t.Fatalf("Flush: %v", err)
+		}
+		expectPostsCanceled(t, s)
+	})
+	t.Run("PeerClose/Connector", func(t *testing.T) {
+		testPeerClose(t, p, func(s *Side) error { return s.Connector.Close() })
+	})
+	t.Run("PeerClose/Endpoint", func(t *testing.T) {
+		testPeerClose(t, p, func(s *Side) error { return s.Endpoint.Close() })
+	})
+	t.Run("AdapterClose/TearsDownConnection", func(t *testing.T) {
+		a, b := OpenAdapters(t, p)
+		if a == b {
+			t.Fatal("OpenAdapters returned one adapter twice")
+		}
+		pr := NewPairOn(t, a, b, PairConfig{})
+		r := postEmptyRecv(t, pr.Passive)
+		c := ctx(t)
+		n := start("NotifyDisconnect", func() error { return pr.Passive.Connector.NotifyDisconnect(c) })
+		n.parked(t)
+		if err := a.Close(); err != nil {
+			t.Fatalf("Adapter.Close: %v", err)
+		}
+		expectStatus(t, "peer NotifyDisconnect after Adapter.Close", n.wait(t), nd.Success)
+		Expect(t, pr.Passive.InCQ, r, nd.ErrCanceled, -1)
+		expectPostsCanceled(t, pr.Passive)
+	})
+}
+
+// postEmptyRecv posts a zero-length Receive.
+func postEmptyRecv(t testing.TB, s *Side) *nd.Result {
+	t.Helper()
+	r := new(nd.Result)
+	if err := s.Endpoint.Receive(r, nil); err != nil {
+		t.Fatalf("Receive: %v", err)
+	}
+	return r
+}
+
+// expectPostsCanceled checks that a Receive and a Send posted on s, whose
+// connection has ended, are accepted and complete with ErrCanceled.
+func expectPostsCanceled(t testing.TB, s *Side) {
+	t.Helper()
+	r := postEmptyRecv(t, s)
+	Expect(t, s.InCQ, r, nd.ErrCanceled, -1)
+	var sr nd.Result
+	if err := s.Endpoint.Send(&sr, nil, 0); err != nil {
+		t.Fatalf("Send after the connection ended: immediate %v; want a completion with ND_CANCELED", err)
+	}
+	Expect(t, s.OutCQ, &sr, nd.ErrCanceled, -1)
+}
+
+func testDisconnect(t *testing.T, p nd.Provider, byActive bool) {
+	pr := NewPair(t, p, PairConfig{})
+	local, peer := pr.Active, pr.Passive
+	if !byActive {
+		local, peer = peer, local
+	}
+	lr, pr2 := postEmptyRecv(t, local), postEmptyRecv(t, peer)
+	c := ctx(t)
+	ln := start("local NotifyDisconnect", func() error { return local.Connector.NotifyDisconnect(c) })
+	pn := start("peer NotifyDisconnect", func() error { return peer.Connector.NotifyDisconnect(c) })
+	ln.parked(t)
+	pn.parked(t)
+	expectStatus(t, "Disconnect", local.Connector.Disconnect(ctx(t)), nd.Success)
+	Expect(t, local.InCQ, lr, nd.ErrCanceled, -1)
+	Expect(t, peer.InCQ, pr2, nd.ErrCanceled, -1)
+	expectStatus(t, "peer NotifyDisconnect", pn.wait(t), nd.Success)
+	expectStatus(t, "local NotifyDisconnect", ln.wait(t), nd.Success)
+	// The connection has ended: NotifyDisconnect returns at once.
+	expectStatus(t, "NotifyDisconnect after the end", peer.Connector.NotifyDisconnect(ctx(t)), nd.Success)
+	expectPostsCanceled(t, local)
+	expectPostsCanceled(t, peer)
+}
+
+// testPeerClose ends the connection by closing the passive side's connector
+// or endpoint without Disconnect (ndreceiveconnectorclosed, NdConnClose).
+func testPeerClose(t *testing.T, p nd.Provider, closePeer func(*Side) error) {
+	pr := NewPair(t, p, PairConfig{})
+	r := postEmptyRecv(t, pr.Active)
+	c := ctx(t)
+	n := start("NotifyDisconnect", func() error { return pr.Active.Connector.NotifyDisconnect(c) })
+	n.parked(t)
+	if err := closePeer(pr.Passive); err != nil {
+		t.Fatalf("closing the peer: %v", err)
+	}
+	Expect(t, pr.Active.InCQ, r, nd.ErrCanceled, -1)
+	expectStatus(t, "NotifyDisconnect after the peer closed", n.wait(t), nd.Success)
+	expectPostsCanceled(t, pr.Active)
+}
