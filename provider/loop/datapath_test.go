@@ -145,4 +145,3 @@ func benchRDMA(b *testing.B, op func(*fixture, testing.TB)) {
 		})
 	}
 }
-
