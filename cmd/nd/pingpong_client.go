@@ -1,0 +1,153 @@
+package main
+
+// The active side of nd pingpong: connects, sends every message, waits for
+// its echo, and prints the table.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+
+	"github.com/godirect/nd"
+)
+
+// pinger is the client's data path.
+type pinger struct {
+	ep      nd.Endpoint
+	reaper  *reaper
+	recv    *receiveRing
+	sendRes nd.Result
+	sendBuf []byte
+	sendMR  nd.MemoryRegion
+	recvBuf []byte
+	sgl     []nd.SGE // the Send's scatter/gather list, refilled per size
+	sges    int
+	inline  int // the endpoint's MaxInlineData
+}
+
+// ping connects from adapter a to the server at remote, runs the warm-up
+// and the sweep, prints the table to out and disconnects.
+func (c *pingpongConfig) ping(ctx context.Context, a nd.Adapter, remote netip.AddrPort, out io.Writer) error {
+	steps := schedule(int(c.maxSize), c.iters)
+	warm := warmups(c.iters)
+	messages := int64(warm)
+	for _, s := range steps {
+		messages += int64(s.iters)
+	}
+	maxSize := steps[len(steps)-1].size
+
+	limits, err := c.limits(a, maxSize)
+	if err != nil {
+		return fmt.Errorf("adapter %s: %w", a.Address(), err)
+	}
+	s, err := newSession(a, nil, limits)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	sendBuf, sendMR, err := registered(ctx, a, maxSize)
+	if err != nil {
+		return err
+	}
+	recvBuf, recvMR, err := registered(ctx, a, maxSize)
+	if err != nil {
+		deregister(ctx, a, sendMR)
+		return err
+	}
+	defer deregister(ctx, a, sendMR, recvMR)
+
+	recvSGL := splitSGL(make([]nd.SGE, c.sges), recvBuf, recvMR, c.sges)
+	recv, err := newReceiveRing(s.ep, recvSGL, c.depth)
+	if err != nil {
+		return err
+	}
+	if err := s.dial(ctx, remote, hello{maxSize, messages}.marshal(), checkWelcome); err != nil {
+		return err
+	}
+
+	p := &pinger{
+		ep:      s.ep,
+		reaper:  newReaper(ctx, s.cq, c.blocking, 2*c.depth),
+		recv:    recv,
+		sendBuf: sendBuf,
+		sendMR:  sendMR,
+		recvBuf: recvBuf,
+		sgl:     make([]nd.SGE, c.sges),
+		sges:    c.sges,
+		inline:  s.ep.MaxInlineData(),
+	}
+	printHeader(out)
+	if err := p.rounds(1, warm); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	var m meter
+	for _, st := range steps {
+		m.start()
+		if err := p.rounds(st.size, st.iters); err != nil {
+			return err
+		}
+		wall, cpu := m.stop()
+		printRow(out, sample{size: st.size, iters: st.iters, wall: wall, cpu: cpu, msgsPerIter: 2, latencyDiv: 2})
+	}
+	if err := s.conn.Disconnect(ctx); err != nil {
+		return fmt.Errorf("Disconnect: %w", err)
+	}
+	return nil
+}
+
+// rounds makes n round trips of size bytes. The Send is inline when size is
+// at most the endpoint's MaxInlineData. It allocates nothing unless it
+// fails.
+func (p *pinger) rounds(size, n int) error {
+	region := p.sendMR
+	if size <= p.inline {
+		region = nil
+	}
+	sgl := splitSGL(p.sgl, p.sendBuf[:size], region, p.sges)
+	for i := range n {
+		stamp := byte(i)
+		p.sendBuf[0] = stamp
+		if err := p.ep.Send(&p.sendRes, sgl, 0); err != nil {
+			return fmt.Errorf("size %d, iteration %d: Send: %w", size, i, err)
+		}
+		if err := p.await(size, stamp); err != nil {
+			return fmt.Errorf("size %d, iteration %d: %w", size, i, err)
+		}
+	}
+	return nil
+}
+
+// await waits for the Send's completion and for the echo, and checks the
+// echo's length, its first byte (stamp) and its last.
+func (p *pinger) await(size int, stamp byte) error {
+	sent, echoed := false, false
+	for !sent || !echoed {
+		done, err := p.reaper.next()
+		if err != nil {
+			return err
+		}
+		for _, r := range done {
+			switch {
+			case r == &p.sendRes:
+				if err := r.Status.Err(); err != nil {
+					return fmt.Errorf("Send completed with %w", err)
+				}
+				sent = true
+			case p.recv.owns(r):
+				n, err := p.recv.complete()
+				if err != nil {
+					return err
+				}
+				if n != size || p.recvBuf[0] != stamp || p.recvBuf[size-1] != p.sendBuf[size-1] {
+					return fmt.Errorf("the echo has %d bytes, first %#02x, last %#02x; want %d, %#02x, %#02x",
+						n, p.recvBuf[0], p.recvBuf[max(n, 1)-1], size, stamp, p.sendBuf[size-1])
+				}
+				echoed = true
+			default:
+				return errUnexpected
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,138 @@
+package main
+
+// The passive side of nd pingpong: accepts one connection and echoes every
+// message back. Following ND's "active side sends first" rule it only ever
+// sends in reply.
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/godirect/nd"
+)
+
+// echoer is the server's data path.
+type echoer struct {
+	ep      nd.Endpoint
+	reaper  *reaper
+	recv    *receiveRing
+	recvBuf []byte
+	recvMR  nd.MemoryRegion
+	sends   []nd.Result // a ring of Send Results; Sends complete in post order
+	head    int         // the oldest Send in flight
+	pending int         // Sends in flight
+	sgl     []nd.SGE
+	sges    int
+	inline  int
+}
+
+// serve accepts one connection on l, echoes the number of messages the
+// client announced, and waits for the client to disconnect.
+func (c *pingpongConfig) serve(ctx context.Context, a nd.Adapter, l nd.Listener, out io.Writer) error {
+	r, err := nextRequest(ctx, a, l)
+	if err != nil {
+		return err
+	}
+	h, err := parseHello(r.data)
+	if err != nil {
+		return r.reject(err)
+	}
+	limits, err := c.limits(a, h.maxSize)
+	if err != nil {
+		return r.reject(fmt.Errorf("adapter %s: %w", a.Address(), err))
+	}
+	s, err := newSession(a, r.conn, limits)
+	if err != nil {
+		return r.reject(err)
+	}
+	defer s.close()
+	recvBuf, recvMR, err := registered(ctx, a, h.maxSize)
+	if err != nil {
+		return r.reject(err)
+	}
+	defer deregister(ctx, a, recvMR)
+	recvSGL := splitSGL(make([]nd.SGE, c.sges), recvBuf, recvMR, c.sges)
+	recv, err := newReceiveRing(s.ep, recvSGL, c.depth)
+	if err != nil {
+		return r.reject(err)
+	}
+	if err := s.accept(ctx, r, welcome()); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Accepted a connection from %s: %d messages of up to %d bytes\n", r.peer, h.messages, h.maxSize)
+
+	e := &echoer{
+		ep:      s.ep,
+		reaper:  newReaper(ctx, s.cq, c.blocking, 2*c.depth),
+		recv:    recv,
+		recvBuf: recvBuf,
+		recvMR:  recvMR,
+		sends:   make([]nd.Result, c.depth),
+		sgl:     make([]nd.SGE, c.sges),
+		sges:    c.sges,
+		inline:  s.ep.MaxInlineData(),
+	}
+	if err := e.echo(h.messages); err != nil {
+		return fmt.Errorf("client %s: %w", r.peer, err)
+	}
+	if err := s.conn.NotifyDisconnect(ctx); err != nil {
+		return fmt.Errorf("client %s: NotifyDisconnect: %w", r.peer, err)
+	}
+	fmt.Fprintf(out, "Echoed %d messages; %s disconnected\n", h.messages, r.peer)
+	return nil
+}
+
+// echo sends messages back as they arrive, count of them. It allocates
+// nothing unless it fails.
+func (e *echoer) echo(count int64) error {
+	for echoed := int64(0); echoed < count; {
+		done, err := e.reaper.next()
+		if err != nil {
+			return fmt.Errorf("after %d messages: %w", echoed, err)
+		}
+		for _, r := range done {
+			switch {
+			case e.pending > 0 && r == &e.sends[e.head]:
+				if err := r.Status.Err(); err != nil {
+					return fmt.Errorf("message %d: Send completed with %w", echoed, err)
+				}
+				e.pending--
+				if e.head++; e.head == len(e.sends) {
+					e.head = 0
+				}
+			case e.recv.owns(r):
+				n, err := e.recv.complete()
+				if err != nil {
+					return fmt.Errorf("message %d: %w", echoed, err)
+				}
+				if err := e.send(n); err != nil {
+					return fmt.Errorf("message %d: %w", echoed, err)
+				}
+				echoed++
+			default:
+				return errUnexpected
+			}
+		}
+	}
+	return nil
+}
+
+// send echoes the n bytes at the start of the receive buffer. The buffer
+// may be posted for the next Receive already: the client sends the next
+// message only when this one came back.
+func (e *echoer) send(n int) error {
+	if e.pending == len(e.sends) {
+		return fmt.Errorf("%d echoes are in flight and none completed", e.pending)
+	}
+	region := e.recvMR
+	if n <= e.inline {
+		region = nil
+	}
+	res := &e.sends[(e.head+e.pending)%len(e.sends)]
+	if err := e.ep.Send(res, splitSGL(e.sgl, e.recvBuf[:n], region, e.sges), 0); err != nil {
+		return fmt.Errorf("Send of %d bytes: %w", n, err)
+	}
+	e.pending++
+	return nil
+}

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+const columnLine = "      Size      Iter   Latency     CPU   Bytes/Sec"
+
+// checkTable checks that out is the pingpong table for sizes 1..maxSize with
+// iters iterations each.
+func checkTable(t *testing.T, out string, maxSize, iters int) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	header := fmt.Sprintf("Using %d processors. Sender Frequency is 1000000000", runtime.NumCPU())
+	if len(lines) < 3 || lines[0] != header || lines[1] != "" || lines[2] != columnLine {
+		t.Fatalf("the table does not start with the header, a blank line and the columns:\n%s", out)
+	}
+	rows := lines[3:]
+	var sizes []int
+	for s := 1; s <= maxSize; s *= 2 {
+		sizes = append(sizes, s)
+	}
+	if len(rows) != len(sizes) {
+		t.Fatalf("%d rows, want %d:\n%s", len(rows), len(sizes), out)
+	}
+	for i, row := range rows {
+		f := strings.Fields(row)
+		if len(f) != 5 {
+			t.Errorf("row %q does not have the five columns", row)
+			continue
+		}
+		if f[0] != strconv.Itoa(sizes[i]) || f[1] != strconv.Itoa(iters) {
+			t.Errorf("row %d is %q, want size %d and %d iterations", i, row, sizes[i], iters)
+		}
+		if want := fmt.Sprintf(" %9s %9s", f[0], f[1]); !strings.HasPrefix(row, want) {
+			t.Errorf("row %q is not laid out as %q", row, want)
+		}
+		for _, num := range f[2:] {
+			if v, err := strconv.ParseFloat(num, 64); err != nil || v < 0 {
+				t.Errorf("row %q: %q is not a non-negative number", row, num)
+			}
+		}
+	}
+}
+
+func TestPingpongLocal(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		args    []string
+		maxSize int
+		iters   int
+	}{
+		{"polling", []string{"-max", "1K", "-iters", "50"}, 1024, 50},
+		// 300 bytes crosses the loop adapter's 256 inline bytes.
+		{"blocking", []string{"-b", "-max", "300", "-iters", "20"}, 256, 20},
+		{"sges", []string{"-n", "3", "-q", "2", "-max", "64K", "-iters", "10"}, 64 << 10, 10},
+		{"port", []string{"-p", "7777", "-max", "8", "-iters", "5"}, 8, 5},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runNd(t, append([]string{"pingpong"}, tt.args...)...)
+			if code != 0 {
+				t.Fatalf("exit status %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			if stderr != "" {
+				t.Errorf("stderr is not empty:\n%s", stderr)
+			}
+			checkTable(t, stdout, tt.maxSize, tt.iters)
+		})
+	}
+}
+
+// TestPingpongServerClient runs "nd pingpong -s" and "nd pingpong -c" as two
+// invocations in this process (the loop provider reaches no further).
+func TestPingpongServerClient(t *testing.T) {
+	serverOut := newSyncBuffer()
+	var serverErr strings.Builder
+	served := make(chan int, 1)
+	go func() {
+		served <- run([]string{"pingpong", "-s", "-p", "54999", "-timeout", "20s", "127.0.0.1"}, serverOut, &serverErr)
+	}()
+	select {
+	case <-serverOut.written: // "Listening on ..."
+	case code := <-served:
+		t.Fatalf("the server exited with %d before listening: %s", code, serverErr.String())
+	}
+	code, stdout, stderr := runNd(t, "pingpong", "-c", "-max", "128", "-iters", "7", "127.0.0.1:54999")
+	if code != 0 {
+		t.Fatalf("client: exit status %d\nstderr:\n%s", code, stderr)
+	}
+	checkTable(t, stdout, 128, 7)
+	select {
+	case code := <-served:
+		if code != 0 {
+			t.Fatalf("server: exit status %d\nstderr:\n%s", code, serverErr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not exit after the client disconnected")
+	}
+	out := serverOut.String()
+	for _, want := range []string{
+		"Listening on 127.0.0.1:54999 (provider loop)\n",
+		"Accepted a connection from 127.0.0.2:",
+		fmt.Sprintf("%d messages of up to 128 bytes", 7+8*7),
+		"Echoed 63 messages;",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("server output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestPingpongErrors(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-c", "127.0.0.1:54998"}, []string{"Connect to 127.0.0.1:54998", "ND_CONNECTION_REFUSED"}},
+		{[]string{"-provider", "nosuch"}, []string{"OpenProvider nosuch", "ND_NOT_SUPPORTED"}},
+		{[]string{"-n", "33"}, []string{"-n 33: the adapter allows 32"}},
+		{[]string{"-q", "100000"}, []string{"-q 100000: the adapter allows"}},
+		{[]string{"-s", "-timeout", "50ms"}, []string{"GetConnectionRequest on port 54325", "ND_CANCELED", "context deadline exceeded"}},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, _, stderr := runNd(t, append([]string{"pingpong", "-max", "16", "-iters", "1"}, tt.args...)...)
+			if code != 1 {
+				t.Errorf("exit status %d, want 1; stderr:\n%s", code, stderr)
+			}
+			if !strings.HasPrefix(stderr, "nd pingpong: ") {
+				t.Errorf("stderr does not start with the command's name:\n%s", stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+}
+
+// TestSchedule checks the sweep against ndpingpong's: 1 byte to 4 MiB,
+// min(100000, 500*4MiB/size) iterations.
+func TestSchedule(t *testing.T) {
+	steps := schedule(defaultMaxSize, 0)
+	if len(steps) != 23 {
+		t.Fatalf("%d sizes, want 23", len(steps))
+	}
+	for i, s := range steps {
+		want := min(100000, 500*(4<<20)/s.size)
+		if s.size != 1<<i || s.iters != want {
+			t.Errorf("step %d = %+v, want {%d %d}", i, s, 1<<i, want)
+		}
+	}
+	if got := schedule(1000, 3); len(got) != 10 || got[9] != (step{512, 3}) {
+		t.Errorf("schedule(1000, 3) = %v", got)
+	}
+	if got := schedule(1, 0); len(got) != 1 || got[0] != (step{1, 100000}) {
+		t.Errorf("schedule(1, 0) = %v", got)
+	}
+	if warmups(0) != 1000 || warmups(7) != 7 {
+		t.Errorf("warmups(0), warmups(7) = %d, %d", warmups(0), warmups(7))
+	}
+}
+
+// TestPingpongAllocations checks that the timed loop allocates nothing:
+// 50 times more iterations must not cost more allocations.
+func TestPingpongAllocations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	allocs := func(iters int) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if code, _, stderr := runNd(t, "pingpong", "-max", "512", "-iters", strconv.Itoa(iters)); code != 0 {
+			t.Fatalf("exit status %d: %s", code, stderr)
+		}
+		runtime.ReadMemStats(&after)
+		return after.Mallocs - before.Mallocs
+	}
+	allocs(10) // warm up lazily built state
+	few, many := allocs(20), allocs(200)
+	// 10 sizes and a warm-up: (200-20)*11 more round trips.
+	t.Logf("allocations: %d for 20 iterations per size, %d for 200", few, many)
+	if extra := int64(many) - int64(few); extra > 100 {
+		t.Errorf("%d allocations for 20 iterations per size, %d for 200: the loop allocates", few, many)
+	}
+}

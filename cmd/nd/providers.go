@@ -1,0 +1,11 @@
+package main
+
+// The providers nd can use, linked in for their registration with package nd
+// (nd.OpenProvider finds them by name). Add a provider here, and only here,
+// to make it available to every command.
+import (
+	_ "github.com/godirect/nd/provider/loop" // "loop": in-process, adapters of this process only
+)
+
+// defaultProvider is the provider the commands use without -provider.
+const defaultProvider = "loop"
