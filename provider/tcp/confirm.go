@@ -1,0 +1,73 @@
+package tcp
+
+import "github.com/godirect/nd"
+
+// Confirmed completion.
+//
+// iWARP has no acknowledgment: a Send or Write is done, for the sender, once
+// TCP took it. But ND reports a remote failure (a Write outside the peer's
+// window, a Send the peer had no Receive for) in the completion of the
+// request that caused it, and a request reported successful must not be
+// lost. So, when the peer's inbound read limit leaves a spare slot, the
+// transport holds Send and Write completions until the peer proves it placed
+// them: RDMA Read Requests are served in order with the messages before
+// them, so the response to any Read (the endpoint's, or a zero-length one
+// the writer adds when it falls idle) confirms every message sent before
+// it. A Terminate from the peer names the message it refused (the copied
+// DDP header); the messages before it completed, that one gets the error,
+// and the rest are canceled. Both sides reserve the slot by announcing one
+// more than the application's read limits in the MPA exchange.
+
+// confirming reports whether Sends and Writes wait for confirmation; l.mu
+// held.
+func (l *link) confirming() bool { return l.confirm }
+
+// setConfirm decides, once the endpoint is attached and before the writer
+// starts, whether confirmation Reads fit in the peer's inbound read limit.
+func (l *link) setConfirm() {
+	ep := l.ep.Load()
+	if ep == nil {
+		return
+	}
+	_, ord := ep.Limits()
+	l.mu.Lock()
+	l.confirm = l.peerIRD > ord
+	l.mu.Unlock()
+}
+
+// maybeConfirm adds a zero-length Read to the batch when the writer is
+// about to fall idle with Sends or Writes no Read covers yet.
+func (l *link) maybeConfirm(s *sender, w *writerState) error {
+	l.mu.Lock()
+	need := l.confirm && l.sentSeq > l.coveredSeq && l.orq.len() < l.peerIRD && len(l.jobs) == 0
+	l.mu.Unlock()
+	if !need {
+		return nil
+	}
+	w.readMSN++
+	return l.sendRead(s, w, nil, 0, 0)
+}
+
+// readDone completes the oldest outstanding Read, whose response has fully
+// arrived, and every Send and Write it confirms. Called by the reader.
+func (l *link) readDone(rs *readerState) {
+	l.mu.Lock()
+	if l.orq.len() == 0 {
+		l.mu.Unlock()
+		return
+	}
+	e := l.orq.pop()
+	rs.confirmed = rs.confirmed[:0]
+	for l.unconfirmed.len() > 0 && l.unconfirmed.at(0).n <= e.upTo {
+		rs.confirmed = append(rs.confirmed, l.unconfirmed.pop())
+	}
+	l.mu.Unlock()
+	ep := l.ep.Load()
+	for _, c := range rs.confirmed {
+		ep.CompleteOutbound(c.wr, c.seq, nd.Success)
+	}
+	clear(rs.confirmed)
+	if e.wr != nil {
+		ep.CompleteOutbound(e.wr, e.seq, nd.Success)
+	}
+}

@@ -1,0 +1,309 @@
+package tcp
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/binary"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/godirect/nd"
+	"github.com/godirect/nd/internal/engine"
+	"github.com/godirect/nd/internal/iwarp"
+)
+
+// link is one TCP connection carrying one ND connection (engine.Link). A
+// reader goroutine parses inbound FPDUs and places their payload; a writer
+// goroutine sends outbound messages. Everything they share is guarded by mu.
+type link struct {
+	t      *transport
+	conn   *net.TCPConn
+	br     *bufio.Reader
+	active bool
+	local  netip.AddrPort
+	remote netip.AddrPort
+
+	// Set by the handshake before the reader and writer use them.
+	req      iwarp.MPAFrame // the MPA request (sent or received)
+	crc      bool
+	godirect bool
+	rtr      iwarp.RTRFlags // the chosen ready-to-receive type (active side)
+	peerIRD  int            // Read Requests the peer will queue from us (wire value)
+	ourIRD   int            // Read Requests we queue from the peer (wire value)
+	sinkSTag uint32         // the STag our Read Requests name for their responses
+
+	ep atomic.Pointer[engine.Endpoint]
+	rx atomic.Uint64 // inbound FPDUs, for the response watchdog
+
+	mu            sync.Mutex
+	wake          chan struct{} // the writer's doorbell
+	events        engine.LinkEvents
+	closing       bool
+	closeStatus   nd.Status
+	term          *iwarp.Terminate // to send before closing
+	replied       bool             // passive: the MPA reply is out
+	awaitRTR      bool             // passive: waiting for the peer's ready-to-receive frame
+	holdTx        bool             // passive: nothing leaves before the first inbound FPDU
+	writerStarted bool
+	jobs          []job
+	orq           fifo[readEntry] // Read Requests sent, oldest first
+	unconfirmed   fifo[sentEntry] // Sends and Writes sent, not yet confirmed
+	confirm       bool            // Sends and Writes wait for confirmation (confirm.go)
+	sentSeq       uint64          // Sends and Writes sent so far
+	coveredSeq    uint64          // sentSeq when the last Read Request went out
+	inboundReads  int             // Read Requests accepted and not yet answered
+	watchdog      *time.Timer
+	// The Terminate the reader expects to owe the peer if the engine call
+	// it is making ends the connection (see expect).
+	pending    iwarp.Terminate
+	pendingSet bool
+	pendingHdr [iwarp.UntaggedHeaderSize]byte
+
+	wg sync.WaitGroup // reader and writer
+}
+
+type jobKind uint8
+
+const (
+	jobWR           jobKind = iota // a Send, Write or Read of the endpoint
+	jobReadResponse                // an answer to the peer's Read Request
+	jobRTR                         // the ready-to-receive frame
+)
+
+type job struct {
+	kind     jobKind
+	wr       *engine.WorkRequest
+	seq      uint64
+	src      []byte // read response: the bytes to send
+	sinkSTag uint32
+	sinkTO   uint64
+}
+
+// readEntry is an outstanding Read Request: the endpoint's, or the
+// transport's own zero-length confirmation Read (wr nil).
+type readEntry struct {
+	wr     *engine.WorkRequest
+	seq    uint64
+	msn    uint32
+	size   int
+	placed int
+	sinkTO uint64
+	upTo   uint64 // sentSeq when it was sent: its response confirms those
+}
+
+// sentEntry is a Send or Write that went out and waits for confirmation.
+type sentEntry struct {
+	wr  *engine.WorkRequest
+	seq uint64
+	n   uint64 // its number in sentSeq
+	msn uint32 // Sends: the message's MSN
+}
+
+func newLink(t *transport, c *net.TCPConn, active bool) *link {
+	l := &link{
+		t: t, conn: c, active: active,
+		br:   bufio.NewReaderSize(c, 64<<10),
+		wake: make(chan struct{}, 1),
+	}
+	l.local = netip.AddrPortFrom(addrOf(c.LocalAddr()), portOf(c.LocalAddr()))
+	l.remote = netip.AddrPortFrom(addrOf(c.RemoteAddr()), portOf(c.RemoteAddr()))
+	var b [4]byte
+	rand.Read(b[:])
+	l.sinkSTag = binary.BigEndian.Uint32(b[:]) | 0x100 // never 0 or 1
+	return l
+}
+
+func addrOf(a net.Addr) netip.Addr {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.AddrPort().Addr().Unmap()
+	}
+	return netip.Addr{}
+}
+
+func portOf(a net.Addr) uint16 {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.AddrPort().Port()
+	}
+	return 0
+}
+
+// Attach implements engine.Link.
+func (l *link) Attach(ep *engine.Endpoint) { l.ep.Store(ep) }
+
+// Transmit implements engine.Link: the request is queued for the writer.
+func (l *link) Transmit(wr *engine.WorkRequest) (bool, nd.Status) {
+	l.mu.Lock()
+	if l.closing {
+		l.mu.Unlock()
+		return true, nd.ErrCanceled
+	}
+	l.jobs = append(l.jobs, job{kind: jobWR, wr: wr, seq: wr.Seq})
+	l.mu.Unlock()
+	l.ring()
+	return false, nd.Success
+}
+
+// ring wakes the writer.
+func (l *link) ring() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// startWriter starts the writer goroutine once.
+func (l *link) startWriter() {
+	l.setConfirm()
+	l.mu.Lock()
+	if l.writerStarted || l.closing {
+		l.mu.Unlock()
+		return
+	}
+	l.writerStarted = true
+	l.wg.Add(1)
+	period := l.t.p.cfg.ResponseTimeout
+	l.watchdog = time.AfterFunc(period, func() { l.checkProgress(l.rx.Load()) })
+	l.mu.Unlock()
+	go l.writeLoop()
+}
+
+// checkProgress ends the connection with ErrIOTimeout when requests wait
+// for the peer and nothing arrived for a whole ResponseTimeout.
+func (l *link) checkProgress(last uint64) {
+	now := l.rx.Load()
+	l.mu.Lock()
+	waiting := l.orq.len() > 0 || l.unconfirmed.len() > 0
+	closing := l.closing
+	l.mu.Unlock()
+	if closing {
+		return
+	}
+	if waiting && now == last {
+		l.shutdown(nd.ErrIOTimeout, &iwarp.Terminate{Layer: iwarp.TermLayerLLP, EType: iwarp.TermLLPMPA, Code: iwarp.TermCodeLLPLost}, true)
+		return
+	}
+	l.mu.Lock()
+	if !l.closing {
+		l.watchdog = time.AfterFunc(l.t.p.cfg.ResponseTimeout, func() { l.checkProgress(now) })
+	}
+	l.mu.Unlock()
+}
+
+// Close implements engine.Link.
+func (l *link) Close(status nd.Status) {
+	var term *iwarp.Terminate
+	if status != nd.Success && status != nd.ErrCanceled && status != nd.ErrConnectionRefused &&
+		status != nd.ErrConnectionAborted {
+		// An error the engine found (a Receive missing or too small, a
+		// window that cannot be invalidated, a local failure): the peer
+		// learns it from a Terminate, naming the message when the reader
+		// was handling one.
+		l.mu.Lock()
+		if l.pendingSet {
+			t := l.pending
+			t.SetOffending(append([]byte(nil), l.pendingHdr[:]...))
+			term = &t
+		}
+		l.mu.Unlock()
+		if term == nil {
+			term = &iwarp.Terminate{Layer: iwarp.TermLayerRDMAP, EType: iwarp.TermRDMAPLocalCatastrophic, Code: iwarp.TermCodeCatastrophicStream}
+		}
+	}
+	l.shutdown(status, term, false)
+}
+
+// expect records the Terminate the link owes the peer if the engine ends the
+// connection during the call the reader is about to make for the message
+// whose DDP header is ulpdu (untagged); done clears it. Nothing allocates.
+func (l *link) expect(layer iwarp.TermLayer, etype iwarp.TermEType, code iwarp.TermCode, ulpdu []byte) {
+	l.mu.Lock()
+	l.pending = iwarp.Terminate{Layer: layer, EType: etype, Code: code}
+	copy(l.pendingHdr[:], ulpdu)
+	l.pendingSet = true
+	l.mu.Unlock()
+}
+
+func (l *link) expectDone() {
+	l.mu.Lock()
+	l.pendingSet = false
+	l.mu.Unlock()
+}
+
+// shutdown ends the link once: the writer sends term (if any) and closes the
+// socket; when reader and writer are gone, every request the link still
+// owns completes ErrCanceled. notify reports the end to the engine (when the
+// peer or the network ended it).
+func (l *link) shutdown(status nd.Status, term *iwarp.Terminate, notify bool) {
+	l.mu.Lock()
+	if l.closing {
+		l.mu.Unlock()
+		return
+	}
+	l.closing, l.closeStatus, l.term = true, status, term
+	writer := l.writerStarted
+	events := l.events
+	if l.watchdog != nil {
+		l.watchdog.Stop()
+	}
+	l.mu.Unlock()
+	if writer {
+		// The writer sends the Terminate and closes the socket; a peer
+		// that does not read cannot hold it for long.
+		l.conn.SetWriteDeadline(time.Now().Add(time.Second))
+		l.ring()
+	} else {
+		if term != nil {
+			l.writeTerminateNow(term)
+		}
+		l.conn.Close()
+	}
+	go func() {
+		l.wg.Wait()
+		l.conn.Close()
+		l.cleanup()
+	}()
+	if notify && events != nil {
+		events.Closed(status)
+	}
+}
+
+// cleanup completes what the link still owns once nothing else runs.
+func (l *link) cleanup() {
+	l.mu.Lock()
+	jobs := l.jobs
+	l.jobs = nil
+	orq := l.orq.drain(nil)
+	sent := l.unconfirmed.drain(nil)
+	l.mu.Unlock()
+	ep := l.ep.Load()
+	if ep == nil {
+		return
+	}
+	for _, j := range jobs {
+		if j.kind == jobWR {
+			ep.CompleteOutbound(j.wr, j.seq, nd.ErrCanceled)
+		}
+	}
+	for _, e := range orq {
+		if e.wr != nil {
+			ep.CompleteOutbound(e.wr, e.seq, nd.ErrCanceled)
+		}
+	}
+	for _, e := range sent {
+		ep.CompleteOutbound(e.wr, e.seq, nd.ErrCanceled)
+	}
+}
+
+// writeTerminateNow writes a Terminate straight to the socket, for the
+// times no writer runs.
+func (l *link) writeTerminateNow(term *iwarp.Terminate) {
+	b, err := iwarp.AppendTerminateFPDU(nil, 1, term, l.crc)
+	if err != nil {
+		return
+	}
+	l.conn.SetWriteDeadline(time.Now().Add(time.Second))
+	l.conn.Write(b)
+}

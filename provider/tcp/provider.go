@@ -1,0 +1,175 @@
+// Package tcp is godirect's iWARP transport: ND traffic as MPA + DDP +
+// RDMAP over TCP (RFC 5044, 6581, 5041, 5040), byte-compatible with the
+// Linux kernel's soft-iWARP driver (siw), rdma-core's tools and iWARP NICs.
+//
+// The ND port is the TCP port, as rdma_cm uses it over iWARP. Tagged
+// payloads (RDMA Write, Read Response) are read from the socket straight
+// into the target's registered memory and Sends straight into the posted
+// Receive's buffers; outbound FPDUs are written with one gathered write per
+// batch. Every remote access is checked by the engine (token, range, rights,
+// bound endpoint); a violation is answered with a Terminate message and the
+// connection closes. docs/tcp-transport.md describes the wire use in full.
+package tcp
+
+import (
+	"log/slog"
+	"math"
+	"net"
+	"net/netip"
+	"slices"
+	"time"
+
+	"github.com/godirect/nd"
+	"github.com/godirect/nd/internal/engine"
+)
+
+// Name is the provider's registered name.
+const Name = "tcp"
+
+func init() { nd.RegisterProvider(New(DefaultConfig())) }
+
+// Config tunes the transport. Use DefaultConfig and change what you need;
+// every timeout is a bound after which pending requests and calls end with
+// an error instead of waiting.
+type Config struct {
+	// CRC asks for MPA CRC32c on every connection this side opens or
+	// accepts (MPA lets either side turn it on).
+	CRC bool
+	// MaxFPDU is the largest FPDU this side sends, in bytes (at least 64,
+	// at most 65540).
+	MaxFPDU int
+	// HandshakeTimeout bounds the MPA exchange on an accepted TCP
+	// connection: the request must arrive, and the active side's
+	// ready-to-receive frame must follow the reply, within it.
+	HandshakeTimeout time.Duration
+	// KeepAlive is the idle time before TCP keepalive probes start;
+	// KeepAliveInterval and KeepAliveCount bound how long a dead peer or a
+	// half-open connection lasts after that.
+	KeepAlive         time.Duration
+	KeepAliveInterval time.Duration
+	KeepAliveCount    int
+	// ResponseTimeout bounds how long an RDMA Read, or the peer's
+	// confirmation of a Send or Write, may take; past it the connection
+	// ends and pending requests complete ErrIOTimeout. It catches a peer
+	// whose TCP stack is alive but whose process stopped.
+	ResponseTimeout time.Duration
+	// Addresses, when not empty, are the addresses the provider serves
+	// instead of every interface address of the host (each must be local).
+	Addresses []netip.Addr
+	// Logger, when not nil, receives connection-level events (handshake
+	// failures, Terminates). The data path never logs.
+	Logger *slog.Logger
+}
+
+// DefaultConfig is the configuration of the registered "tcp" provider.
+func DefaultConfig() Config {
+	return Config{
+		CRC:               false,
+		MaxFPDU:           65536,
+		HandshakeTimeout:  10 * time.Second,
+		KeepAlive:         5 * time.Second,
+		KeepAliveInterval: time.Second,
+		KeepAliveCount:    5,
+		ResponseTimeout:   30 * time.Second,
+	}
+}
+
+// Info is what Query reports for a TCP adapter.
+var Info = nd.AdapterInfo{
+	VendorID:              0x00474F44, // "GOD"
+	DeviceID:              2,
+	MaxInboundSGE:         32,
+	MaxInboundRequests:    16384,
+	MaxInboundLength:      1 << 30,
+	MaxOutboundSGE:        32,
+	MaxOutboundRequests:   16384,
+	MaxOutboundLength:     1 << 30,
+	MaxInlineData:         256,
+	MaxInboundReadLimit:   maxReadLimit,
+	MaxOutboundReadLimit:  maxReadLimit,
+	MaxCQEntries:          1 << 20,
+	MaxRegistrationSize:   int(min(uint64(1)<<40, uint64(math.MaxInt))),
+	MaxWindowSize:         int(min(uint64(1)<<40, uint64(math.MaxInt))),
+	LargeRequestThreshold: 16 << 10,
+	MaxCallerData:         maxPrivateData,
+	MaxCalleeData:         maxPrivateData,
+	Flags:                 nd.AdapterInOrderDMA | nd.AdapterCQResize | nd.AdapterLoopbackConnections | nd.AdapterMultiEngine,
+}
+
+// Provider serves the host's IP addresses over TCP. It is safe for
+// concurrent use.
+type Provider struct {
+	cfg Config
+	t   *transport
+}
+
+var _ nd.Provider = (*Provider)(nil)
+
+// New returns a provider with configuration cfg (zero fields take their
+// DefaultConfig values).
+func New(cfg Config) *Provider {
+	d := DefaultConfig()
+	if cfg.MaxFPDU == 0 {
+		cfg.MaxFPDU = d.MaxFPDU
+	}
+	cfg.MaxFPDU = min(max(cfg.MaxFPDU, 64), 65540)
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = d.HandshakeTimeout
+	}
+	if cfg.KeepAlive <= 0 {
+		cfg.KeepAlive = d.KeepAlive
+	}
+	if cfg.KeepAliveInterval <= 0 {
+		cfg.KeepAliveInterval = d.KeepAliveInterval
+	}
+	if cfg.KeepAliveCount <= 0 {
+		cfg.KeepAliveCount = d.KeepAliveCount
+	}
+	if cfg.ResponseTimeout <= 0 {
+		cfg.ResponseTimeout = d.ResponseTimeout
+	}
+	p := &Provider{cfg: cfg}
+	p.t = newTransport(p)
+	return p
+}
+
+// Name implements nd.Provider.
+func (p *Provider) Name() string { return Name }
+
+// Addresses implements nd.Provider: the host's interface addresses, or
+// Config.Addresses.
+func (p *Provider) Addresses() ([]netip.Addr, error) {
+	if len(p.cfg.Addresses) > 0 {
+		return slices.Clone(p.cfg.Addresses), nil
+	}
+	ifas, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, &nd.OpError{Op: "Addresses", Status: nd.ErrUnsuccessful, Err: err}
+	}
+	var addrs []netip.Addr
+	for _, ifa := range ifas {
+		if n, ok := ifa.(*net.IPNet); ok {
+			if a, ok := netip.AddrFromSlice(n.IP); ok {
+				addrs = append(addrs, a.Unmap())
+			}
+		}
+	}
+	slices.SortFunc(addrs, func(a, b netip.Addr) int { return a.Compare(b) })
+	return addrs, nil
+}
+
+// OpenNetwork reports true: over TCP, an address no adapter serves cannot
+// be told from a host where nobody listens (see ndtest.OpenNetwork).
+func (p *Provider) OpenNetwork() bool { return true }
+
+// OpenAdapter implements nd.Provider.
+func (p *Provider) OpenAdapter(addr netip.Addr) (nd.Adapter, error) {
+	addrs, err := p.Addresses()
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(addrs, addr.Unmap()) {
+		return nil, nd.ErrInvalidAddress
+	}
+	return engine.NewAdapter(addr.Unmap(), Info, p.t), nil
+}

@@ -1,0 +1,165 @@
+package tcp
+
+import (
+	"errors"
+
+	"github.com/godirect/nd"
+	"github.com/godirect/nd/internal/engine"
+	"github.com/godirect/nd/internal/iwarp"
+)
+
+// headerTerminate is the Terminate for an FPDU whose header did not parse.
+func headerTerminate(err error) *iwarp.Terminate {
+	switch {
+	case errors.Is(err, iwarp.ErrDDPVersion):
+		return &iwarp.Terminate{Layer: iwarp.TermLayerDDP, EType: iwarp.TermDDPUntagged, Code: iwarp.TermCodeDDPUntaggedVersion}
+	case errors.Is(err, iwarp.ErrRDMAPVersion):
+		return &iwarp.Terminate{Layer: iwarp.TermLayerRDMAP, EType: iwarp.TermRDMAPRemoteOperation, Code: iwarp.TermCodeRDMAPVersion}
+	case errors.Is(err, iwarp.ErrOpcode):
+		return &iwarp.Terminate{Layer: iwarp.TermLayerRDMAP, EType: iwarp.TermRDMAPRemoteOperation, Code: iwarp.TermCodeUnexpectedOpcode}
+	}
+	return &iwarp.Terminate{Layer: iwarp.TermLayerLLP, EType: iwarp.TermLLPMPA, Code: iwarp.TermCodeLocalCatastrophic}
+}
+
+// sequenceTerminate is the Terminate for a segment out of DDP sequence.
+func sequenceTerminate(err error) *iwarp.Terminate {
+	t := &iwarp.Terminate{Layer: iwarp.TermLayerDDP, EType: iwarp.TermDDPUntagged}
+	switch {
+	case errors.Is(err, iwarp.ErrInvalidQN):
+		t.Code = iwarp.TermCodeInvalidQN
+	case errors.Is(err, iwarp.ErrInvalidMSN):
+		t.Code = iwarp.TermCodeInvalidMSNRange
+	case errors.Is(err, iwarp.ErrInvalidMO), errors.Is(err, iwarp.ErrMessageTooLong):
+		t.Code = iwarp.TermCodeInvalidMO
+	case errors.Is(err, iwarp.ErrTOWrap):
+		t.EType, t.Code = iwarp.TermDDPTagged, iwarp.TermCodeDDPTOWrap
+	case errors.Is(err, iwarp.ErrTaggedContinuation):
+		t.EType, t.Code = iwarp.TermDDPTagged, iwarp.TermCodeDDPBaseBounds
+	default:
+		t.Layer, t.EType, t.Code = iwarp.TermLayerDDP, iwarp.TermDDPCatastrophic, iwarp.TermCodeDDPCatastrophic
+	}
+	return t
+}
+
+// taggedTerminate is the DDP Terminate for a refused RDMA Write.
+func taggedTerminate(f engine.Fault) *iwarp.Terminate {
+	t := &iwarp.Terminate{Layer: iwarp.TermLayerDDP, EType: iwarp.TermDDPTagged}
+	switch f {
+	case engine.FaultInvalidToken:
+		t.Code = iwarp.TermCodeDDPInvalidSTag
+	case engine.FaultNotAssociated:
+		t.Code = iwarp.TermCodeDDPSTagNotAssociated
+	case engine.FaultWrap:
+		t.Code = iwarp.TermCodeDDPTOWrap
+	case engine.FaultRights:
+		// DDP has no rights code; RDMAP's remote protection one says it.
+		t.Layer, t.EType, t.Code = iwarp.TermLayerRDMAP, iwarp.TermRDMAPRemoteProtection, iwarp.TermCodeAccessRights
+	default:
+		t.Code = iwarp.TermCodeDDPBaseBounds
+	}
+	return t
+}
+
+// remoteReadTerminate is the RDMAP Terminate for a refused Read Request.
+func remoteReadTerminate(f engine.Fault) *iwarp.Terminate {
+	t := &iwarp.Terminate{Layer: iwarp.TermLayerRDMAP, EType: iwarp.TermRDMAPRemoteProtection}
+	switch f {
+	case engine.FaultInvalidToken:
+		t.Code = iwarp.TermCodeInvalidSTag
+	case engine.FaultNotAssociated:
+		t.Code = iwarp.TermCodeSTagNotAssociated
+	case engine.FaultRights:
+		t.Code = iwarp.TermCodeAccessRights
+	case engine.FaultWrap:
+		t.Code = iwarp.TermCodeTOWrap
+	default:
+		t.Code = iwarp.TermCodeBaseBounds
+	}
+	return t
+}
+
+// protectionError reports whether a Terminate says the peer refused a
+// memory access (as opposed to a missing Receive or a protocol error).
+func protectionError(t *iwarp.Terminate) bool {
+	switch t.Layer {
+	case iwarp.TermLayerRDMAP:
+		return t.EType == iwarp.TermRDMAPRemoteProtection
+	case iwarp.TermLayerDDP:
+		return t.EType == iwarp.TermDDPTagged
+	}
+	return false
+}
+
+// rxTerminate handles the peer's Terminate: the request it names (by the
+// copied DDP header) completes with the matching ND status, the Sends and
+// Writes before it completed at the peer, and the link ends.
+func (l *link) rxTerminate(body []byte) error {
+	t, err := iwarp.ParseTerminate(body)
+	culprit := iwarp.SegmentHeader{}
+	known := false
+	if err == nil && t.DDPHeader != nil {
+		if h, _, herr := iwarp.ParseSegmentHeader(t.DDPHeader); herr == nil {
+			culprit, known = h, true
+		}
+	}
+	status := nd.ErrRemoteError
+	if err == nil && protectionError(&t) {
+		status = nd.ErrAccessViolation
+	}
+	ep := l.ep.Load()
+	l.mu.Lock()
+	var done []sentEntry
+	var blamed *sentEntry
+	var read *readEntry
+	switch {
+	case known && culprit.Opcode == iwarp.OpReadRequest:
+		for i := 0; i < l.orq.len(); i++ {
+			if e := l.orq.at(i); e.msn == culprit.MSN && e.wr != nil {
+				r := *e
+				read = &r
+				e.wr = nil // completed here, not by cleanup
+				break
+			}
+		}
+	case known:
+		for l.unconfirmed.len() > 0 {
+			e := l.unconfirmed.pop()
+			match := false
+			if culprit.Tagged() {
+				match = e.msn == 0 && e.wr.Remote.Token == culprit.STag
+			} else {
+				match = e.msn == culprit.MSN && e.msn != 0
+			}
+			if match {
+				blamed = &e
+				break
+			}
+			done = append(done, e)
+		}
+		if blamed == nil {
+			// Nothing matched: the peer's complaint is not about a
+			// message still waiting; put them back for cleanup.
+			for i := len(done) - 1; i >= 0; i-- {
+				l.unconfirmed.push(done[i])
+			}
+			done = nil
+		}
+	}
+	l.mu.Unlock()
+	if ep != nil {
+		for _, e := range done {
+			ep.CompleteOutbound(e.wr, e.seq, nd.Success)
+		}
+		switch {
+		case blamed != nil:
+			if !culprit.Tagged() {
+				status = nd.ErrRemoteError
+			}
+			ep.CompleteOutbound(blamed.wr, blamed.seq, status)
+		case read != nil:
+			ep.CompleteOutbound(read.wr, read.seq, status)
+		}
+	}
+	l.shutdown(status, nil, true)
+	return errStop
+}

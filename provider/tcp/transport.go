@@ -1,0 +1,160 @@
+package tcp
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"sync"
+	"syscall"
+
+	"github.com/godirect/nd"
+	"github.com/godirect/nd/internal/engine"
+)
+
+// transport implements engine.Transport for every adapter of a Provider.
+// One TCP listener serves each listening address and port; the ND protocol
+// number, carried in godirect's private-data prefix, picks the ND listener.
+type transport struct {
+	p *Provider
+
+	mu        sync.Mutex
+	listeners map[netip.AddrPort]*portListener
+}
+
+func newTransport(p *Provider) *transport {
+	return &transport{p: p, listeners: make(map[netip.AddrPort]*portListener)}
+}
+
+// portListener is one TCP listening socket and the ND listeners on it, by
+// protocol.
+type portListener struct {
+	t       *transport
+	ln      *net.TCPListener
+	addr    netip.AddrPort
+	mu      sync.Mutex
+	byProto map[int]*engine.Listener
+}
+
+func (t *transport) Listen(l *engine.Listener, addr netip.Addr, protocol int, port uint16) (uint16, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if port != 0 {
+		if pl := t.listeners[netip.AddrPortFrom(addr, port)]; pl != nil {
+			pl.mu.Lock()
+			defer pl.mu.Unlock()
+			if pl.byProto[protocol] != nil {
+				return 0, nd.ErrAddressAlreadyExists
+			}
+			pl.byProto[protocol] = l
+			return port, nil
+		}
+	}
+	lc := net.ListenConfig{KeepAliveConfig: t.keepAlive()}
+	ln, err := lc.Listen(context.Background(), "tcp", netip.AddrPortFrom(addr, port).String())
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return 0, nd.ErrAddressAlreadyExists
+		}
+		return 0, &nd.OpError{Op: "Listen", Status: nd.ErrInsufficientResources, Err: err}
+	}
+	tl := ln.(*net.TCPListener)
+	ap := tl.Addr().(*net.TCPAddr).AddrPort()
+	ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	pl := &portListener{t: t, ln: tl, addr: ap, byProto: map[int]*engine.Listener{protocol: l}}
+	t.listeners[ap] = pl
+	go pl.serve()
+	return ap.Port(), nil
+}
+
+func (t *transport) Unlisten(l *engine.Listener) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for ap, pl := range t.listeners {
+		pl.mu.Lock()
+		for proto, x := range pl.byProto {
+			if x == l {
+				delete(pl.byProto, proto)
+			}
+		}
+		empty := len(pl.byProto) == 0
+		pl.mu.Unlock()
+		if empty {
+			delete(t.listeners, ap)
+			pl.ln.Close()
+		}
+	}
+}
+
+// match returns the ND listener for a request with the given protocol; a
+// peer that is not godirect names no protocol (-1) and gets the port's
+// listener with the lowest protocol number.
+func (pl *portListener) match(protocol int) *engine.Listener {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if protocol >= 0 {
+		return pl.byProto[protocol]
+	}
+	var best *engine.Listener
+	for _, l := range pl.byProto {
+		if best == nil || l.Protocol() < best.Protocol() {
+			best = l
+		}
+	}
+	return best
+}
+
+// serve accepts TCP connections until the listener closes; each one runs
+// the passive side of the MPA handshake in its own goroutine.
+func (pl *portListener) serve() {
+	for {
+		c, err := pl.ln.AcceptTCP()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		go pl.t.passive(pl, c)
+	}
+}
+
+func (t *transport) keepAlive() net.KeepAliveConfig {
+	c := t.p.cfg
+	return net.KeepAliveConfig{Enable: true, Idle: c.KeepAlive, Interval: c.KeepAliveInterval, Count: c.KeepAliveCount}
+}
+
+func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engine.LinkEvents) (engine.Link, error) {
+	dialer := net.Dialer{
+		LocalAddr:       net.TCPAddrFromAddrPort(netip.AddrPortFrom(d.Local, d.LocalPort)),
+		KeepAliveConfig: t.keepAlive(),
+	}
+	c, err := dialer.DialContext(ctx, "tcp", d.Remote.String())
+	if err != nil {
+		return nil, dialError(err)
+	}
+	return t.active(ctx, c.(*net.TCPConn), d, events)
+}
+
+// dialError maps a failed TCP connect to an ND status.
+func dialError(err error) error {
+	st := nd.ErrConnectionRefused
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE), errors.Is(err, syscall.EADDRNOTAVAIL):
+		st = nd.ErrAddressAlreadyAssociated
+	case errors.Is(err, syscall.ENETUNREACH):
+		st = nd.ErrNetworkUnreachable
+	case errors.Is(err, syscall.EHOSTUNREACH):
+		st = nd.ErrHostUnreachable
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		st = nd.ErrCanceled
+	case isTimeout(err):
+		st = nd.ErrIOTimeout
+	}
+	return &nd.OpError{Op: "Connect", Status: st, Err: err}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
