@@ -96,30 +96,61 @@ func (a *Adapter) unbindEndpoint(ep *Endpoint) {
 	a.windowMu.Unlock()
 }
 
+// Fault says why a remote access was refused, for transports that report
+// the reason to the peer (an iWARP Terminate carries it).
+type Fault uint8
+
+// The reasons a remote access is refused.
+const (
+	FaultNone          Fault = iota
+	FaultInvalidToken        // no window is bound with the token
+	FaultNotAssociated       // the window is bound to another endpoint
+	FaultRights              // the window does not allow the access
+	FaultBounds              // the range is not inside the window
+	FaultWrap                // the range wraps around the address space
+)
+
 // Access checks a remote request that arrived on ep against the window
 // named by token: the window must be bound to ep, allow the access (write or
 // read), and contain [addr, addr+length). It returns the target bytes of
 // registered memory, or ErrAccessViolation. It allocates nothing.
 func (ep *Endpoint) Access(token uint32, addr uint64, length int, write bool) ([]byte, nd.Status) {
+	b, f := ep.AccessFault(token, addr, length, write)
+	if f != FaultNone {
+		return nil, nd.ErrAccessViolation
+	}
+	return b, nd.Success
+}
+
+// AccessFault is Access that says why an access is refused.
+func (ep *Endpoint) AccessFault(token uint32, addr uint64, length int, write bool) ([]byte, Fault) {
 	a := ep.a
 	a.windowMu.RLock()
 	defer a.windowMu.RUnlock()
 	w := a.windows[token]
-	if w == nil || w.ep != ep || length < 0 {
-		return nil, nd.ErrAccessViolation
+	switch {
+	case w == nil:
+		return nil, FaultInvalidToken
+	case w.ep != ep:
+		return nil, FaultNotAssociated
+	case length < 0 || addr+uint64(length) < addr:
+		return nil, FaultWrap
 	}
 	need := nd.FlagAllowRead
 	if write {
 		need = nd.FlagAllowWrite
 	}
-	if w.rights&need == 0 || addr < w.base {
-		return nil, nd.ErrAccessViolation
+	if w.rights&need == 0 {
+		return nil, FaultRights
+	}
+	if addr < w.base {
+		return nil, FaultBounds
 	}
 	off := addr - w.base
 	if off > uint64(len(w.buf)) || uint64(length) > uint64(len(w.buf))-off {
-		return nil, nd.ErrAccessViolation
+		return nil, FaultBounds
 	}
-	return w.buf[off : off+uint64(length)], nd.Success
+	return w.buf[off : off+uint64(length)], FaultNone
 }
 
 // InvalidateWindow invalidates the window named by token on behalf of the

@@ -338,7 +338,7 @@ func (l *link) rxReadRequest(body, ulpdu []byte) error {
 	if err != nil {
 		return l.fail(nd.ErrRemoteError, &iwarp.Terminate{Layer: iwarp.TermLayerRDMAP, EType: iwarp.TermRDMAPRemoteOperation, Code: iwarp.TermCodeCatastrophicStream}, nil)
 	}
-	full := append(append([]byte(nil), ulpdu...), body...)
+	offending := func() []byte { return append(append([]byte(nil), ulpdu...), body...) }
 	var src []byte
 	if rr.Size > 0 {
 		ep, err := l.endpoint()
@@ -348,13 +348,13 @@ func (l *link) rxReadRequest(body, ulpdu []byte) error {
 		var fault engine.Fault
 		src, fault = ep.AccessFault(rr.SourceSTag, rr.SourceTO, int(rr.Size), false)
 		if fault != engine.FaultNone {
-			return l.fail(nd.ErrRemoteError, remoteReadTerminate(fault), full)
+			return l.fail(nd.ErrRemoteError, remoteReadTerminate(fault), offending())
 		}
 	}
 	l.mu.Lock()
 	if l.inboundReads >= max(l.ourIRD, 1) {
 		l.mu.Unlock()
-		return l.fail(nd.ErrRemoteError, &iwarp.Terminate{Layer: iwarp.TermLayerRDMAP, EType: iwarp.TermRDMAPRemoteOperation, Code: iwarp.TermCodeCatastrophicStream}, full)
+		return l.fail(nd.ErrRemoteError, &iwarp.Terminate{Layer: iwarp.TermLayerRDMAP, EType: iwarp.TermRDMAPRemoteOperation, Code: iwarp.TermCodeCatastrophicStream}, offending())
 	}
 	l.inboundReads++
 	l.jobs = append(l.jobs, job{kind: jobReadResponse, src: src, sinkSTag: rr.SinkSTag, sinkTO: rr.SinkTO})

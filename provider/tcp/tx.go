@@ -13,6 +13,7 @@ const (
 	maxIovecs     = 512      // iovecs per writev
 	scratchSize   = 32 << 10 // header and trailer bytes per writev
 	maxBatchBytes = 4 << 20  // payload bytes per writev
+	fpduScratch   = 64       // scratch bytes that one FPDU header and trailer need at most
 )
 
 // sender builds one gathered write: header and trailer bytes in scratch,
@@ -35,9 +36,10 @@ func newSender(l *link) *sender {
 	}
 }
 
-// room reports whether another FPDU of up to n payload pieces fits.
-func (s *sender) room(pieces int) bool {
-	return len(s.iov)+pieces+2 <= cap(s.iov) && len(s.scratch)+64 <= cap(s.scratch) && s.bytes < maxBatchBytes
+// room reports whether another FPDU of up to pieces payload pieces fits,
+// with scratch bytes of header, trailer and body.
+func (s *sender) room(pieces, scratch int) bool {
+	return len(s.iov)+pieces+2 <= cap(s.iov) && len(s.scratch)+scratch <= cap(s.scratch) && s.bytes < maxBatchBytes
 }
 
 // flush writes what was gathered.
@@ -52,13 +54,20 @@ func (s *sender) flush() error {
 	return err
 }
 
+// ensure flushes unless an FPDU of up to pieces payload pieces and scratch
+// bytes of scratch fits.
+func (s *sender) ensure(pieces, scratch int) error {
+	if s.room(pieces, scratch) {
+		return nil
+	}
+	return s.flush()
+}
+
 // fpdu adds one FPDU: header h, then n payload bytes taken from pieces
 // (starting off bytes into them).
 func (s *sender) fpdu(h *iwarp.SegmentHeader, pieces [][]byte, off, n int) error {
-	if !s.room(len(pieces)) {
-		if err := s.flush(); err != nil {
-			return err
-		}
+	if err := s.ensure(len(pieces), fpduScratch); err != nil {
+		return err
 	}
 	ulpdu := h.Len() + n
 	start := len(s.scratch)
@@ -247,8 +256,14 @@ func (l *link) sendRead(s *sender, w *writerState, wr *engine.WorkRequest, seq u
 	if wr != nil {
 		rr.SourceSTag, rr.SourceTO = wr.Remote.Token, wr.Remote.Base+wr.Offset
 	}
-	var body [iwarp.ReadRequestSize]byte
-	w.pieces = append(w.pieces[:0], iwarp.AppendReadRequest(body[:0], &rr))
+	// The body goes in the sender's scratch, which must have room for it
+	// and the FPDU's header and trailer without flushing in between.
+	if err := s.ensure(1, iwarp.ReadRequestSize+fpduScratch); err != nil {
+		return err
+	}
+	start := len(s.scratch)
+	s.scratch = iwarp.AppendReadRequest(s.scratch, &rr)
+	w.pieces = append(w.pieces[:0], s.scratch[start:])
 	h := iwarp.SegmentHeader{Opcode: iwarp.OpReadRequest, Last: true, QN: iwarp.QNReadRequest, MSN: w.readMSN}
 	if err := s.fpdu(&h, w.pieces, 0, iwarp.ReadRequestSize); err != nil {
 		return err
