@@ -1,8 +1,8 @@
 package ndtest
 
 import (
+	"context"
 	"fmt"
-	"runtime"
 	"testing"
 	"time"
 
@@ -22,6 +22,9 @@ type DataPath struct {
 	asgl, psgl  []nd.SGE
 	pingA       []nd.SGE
 	pingP       []nd.SGE
+	ctx         context.Context
+	cancel      context.CancelFunc
+	renew       time.Time
 	posted      int // pipelined Reads or Writes posted
 	reaped      int // and reaped
 	send, recv  nd.Result
@@ -51,6 +54,11 @@ func NewDataPath(tb testing.TB, p nd.Provider, size int) *DataPath {
 	}
 	Expect(tb, ps.OutCQ, &bind, nd.Success, -1)
 	d.pingA, d.pingP = make([]nd.SGE, 1), make([]nd.SGE, 1)
+	tb.Cleanup(func() {
+		if d.cancel != nil {
+			d.cancel()
+		}
+	})
 	d.asgl = []nd.SGE{{Buffer: d.ABuf, Region: d.aMR}}
 	d.psgl = []nd.SGE{{Buffer: d.PBuf, Region: d.pMR}}
 	// The active side speaks first, as iWARP transports require.
@@ -58,9 +66,9 @@ func NewDataPath(tb testing.TB, p nd.Provider, size int) *DataPath {
 	return d
 }
 
-// reap spins on cq until want completes, and fails tb unless it succeeded.
+// reap waits for want to complete on cq (spinning briefly, then blocking
+// in Notify), and fails tb unless it is the next completion and succeeded.
 func (d *DataPath) reap(tb testing.TB, cq nd.CompletionQueue, want *nd.Result) {
-	var deadline time.Time
 	for spins := 0; ; spins++ {
 		if cq.GetResults(d.out[:1]) == 1 {
 			if d.out[0] != want || want.Status != nd.Success {
@@ -68,24 +76,30 @@ func (d *DataPath) reap(tb testing.TB, cq nd.CompletionQueue, want *nd.Result) {
 			}
 			return
 		}
-		if spins&1023 == 1023 {
-			// Step aside so the transport's goroutines run even with one
-			// P (testing.AllocsPerRun sets GOMAXPROCS to 1): a goroutine
-			// that only yields keeps the scheduler from polling the
-			// network, a sleeping one does not. The loop re-checks the
-			// queue either way.
-			time.Sleep(time.Microsecond)
-		} else if spins&63 == 63 {
-			runtime.Gosched()
+		if spins < 256 {
+			continue
 		}
-		if spins&0xfff == 0xfff {
-			if deadline.IsZero() {
-				deadline = time.Now().Add(Timeout)
-			} else if time.Now().After(deadline) {
-				tb.Fatalf("no completion within %v", Timeout)
-			}
+		// GetResults just came back empty, so Notify fires for any
+		// completion from now on: no wake-up is lost.
+		if err := cq.Notify(d.waitContext(), nd.NotifyAny); err != nil {
+			tb.Fatalf("no completion: Notify: %v", err)
 		}
 	}
+}
+
+// waitContext returns a context that ends Timeout after the last wait
+// started, renewed only when most of it has passed, so that waiting
+// allocates nothing in the steady state.
+func (d *DataPath) waitContext() context.Context {
+	now := time.Now()
+	if d.ctx == nil || now.After(d.renew) {
+		if d.cancel != nil {
+			d.cancel()
+		}
+		d.ctx, d.cancel = context.WithTimeout(context.Background(), 2*Timeout)
+		d.renew = now.Add(Timeout)
+	}
+	return d.ctx
 }
 
 // SendReceive posts a Receive on the passive side and a Send of the whole

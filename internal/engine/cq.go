@@ -26,10 +26,9 @@ type CQ struct {
 	// not fired a notification yet.
 	pendingAny, pendingSolicited bool
 
-	// The waiting Notify calls, by what satisfies them, and the firing they
-	// wait for.
+	// The waiting Notify calls, by what satisfies them.
 	waitAny, waitSolicited, waitErrors int
-	firing                             *firing
+	waiters                            []*notifyWaiter
 
 	endpoints []*Endpoint // to terminate on overrun
 }
@@ -42,10 +41,14 @@ type completion struct {
 	owner *atomic.Int32
 }
 
-type firing struct {
-	done   chan struct{}
-	status nd.Status
+// notifyWaiter is one waiting Notify call. Waiters are pooled, so that a
+// Notify that waits allocates nothing.
+type notifyWaiter struct {
+	ch  chan nd.Status // receives the firing's status; capacity 1
+	typ nd.NotifyType
 }
+
+var waiterPool = sync.Pool{New: func() any { return &notifyWaiter{ch: make(chan nd.Status, 1)} }}
 
 var _ nd.CompletionQueue = (*CQ)(nil)
 
@@ -81,7 +84,7 @@ func (q *CQ) push(res *nd.Result, owner *atomic.Int32, solicited bool) bool {
 	if solicited || failed {
 		q.pendingSolicited = true
 	}
-	if q.firing != nil && (q.waitAny > 0 || (q.waitSolicited > 0 && (solicited || failed))) {
+	if q.waitAny > 0 || (q.waitSolicited > 0 && (solicited || failed)) {
 		q.fireLocked(nd.Success)
 	}
 	q.mu.Unlock()
@@ -91,14 +94,12 @@ func (q *CQ) push(res *nd.Result, owner *atomic.Int32, solicited bool) bool {
 // fireLocked completes every waiting Notify with status.
 func (q *CQ) fireLocked(status nd.Status) {
 	q.pendingAny, q.pendingSolicited = false, false
-	f := q.firing
-	if f == nil {
-		return
+	for i, w := range q.waiters {
+		w.ch <- status
+		q.waiters[i] = nil
 	}
-	q.firing = nil
+	q.waiters = q.waiters[:0]
 	q.waitAny, q.waitSolicited, q.waitErrors = 0, 0, 0
-	f.status = status
-	close(f.done)
 }
 
 // GetResults implements nd.CompletionQueue.
@@ -154,36 +155,42 @@ func (q *CQ) Notify(ctx context.Context, typ nd.NotifyType) error {
 		q.mu.Unlock()
 		return nd.ErrInvalidParameter1
 	}
-	if q.firing == nil {
-		q.firing = &firing{done: make(chan struct{})}
-	}
-	f := q.firing
+	w := waiterPool.Get().(*notifyWaiter)
+	w.typ = typ
+	q.waiters = append(q.waiters, w)
 	q.mu.Unlock()
 
 	select {
-	case <-f.done:
-		return f.status.Err()
+	case st := <-w.ch:
+		waiterPool.Put(w)
+		return st.Err()
 	case <-ctx.Done():
 	}
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	select {
-	case <-f.done:
-		return f.status.Err()
-	default:
+	for i, x := range q.waiters {
+		if x == w {
+			last := len(q.waiters) - 1
+			copy(q.waiters[i:], q.waiters[i+1:])
+			q.waiters[last] = nil
+			q.waiters = q.waiters[:last]
+			switch typ {
+			case nd.NotifyAny:
+				q.waitAny--
+			case nd.NotifySolicited:
+				q.waitSolicited--
+			case nd.NotifyErrors:
+				q.waitErrors--
+			}
+			q.mu.Unlock()
+			waiterPool.Put(w)
+			return canceled("Notify", ctx.Err())
+		}
 	}
-	switch typ {
-	case nd.NotifyAny:
-		q.waitAny--
-	case nd.NotifySolicited:
-		q.waitSolicited--
-	case nd.NotifyErrors:
-		q.waitErrors--
-	}
-	if q.waitAny+q.waitSolicited+q.waitErrors == 0 {
-		q.firing = nil // disarm: nobody waits any more
-	}
-	return canceled("Notify", ctx.Err())
+	q.mu.Unlock()
+	// It fired just as ctx ended: the firing wins.
+	st := <-w.ch
+	waiterPool.Put(w)
+	return st.Err()
 }
 
 // Resize implements nd.CompletionQueue.

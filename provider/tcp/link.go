@@ -102,10 +102,14 @@ type sentEntry struct {
 	msn uint32 // Sends: the message's MSN
 }
 
+// rxBufferSize is the reader's buffer: headers and small payloads come
+// through it, payloads at least this long are read straight into place.
+const rxBufferSize = 4 << 10
+
 func newLink(t *transport, c *net.TCPConn, active bool) *link {
 	l := &link{
 		t: t, conn: c, active: active,
-		br:   bufio.NewReaderSize(c, 64<<10),
+		br:   bufio.NewReaderSize(c, rxBufferSize),
 		wake: make(chan struct{}, 1),
 	}
 	l.local = netip.AddrPortFrom(addrOf(c.LocalAddr()), portOf(c.LocalAddr()))
