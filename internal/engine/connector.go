@@ -510,15 +510,13 @@ func (t *attempt) Ready() {
 		return
 	}
 	c.mu.Lock()
-	var ep *Endpoint
 	if c.cur == t && c.state == connAccepting {
-		c.state, ep = connConnected, c.ep
+		// The endpoint takes posts before Accept can return.
+		c.ep.ready()
+		c.state = connConnected
 		c.signalLocked()
 	}
 	c.mu.Unlock()
-	if ep != nil {
-		ep.ready()
-	}
 }
 
 // Closed implements LinkEvents.
