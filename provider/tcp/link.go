@@ -281,6 +281,12 @@ func (l *link) cleanup() {
 	l.jobs = nil
 	orq := l.orq.drain(nil)
 	sent := l.unconfirmed.drain(nil)
+	// Requests that went out and waited for the peer time out with the
+	// connection; those never sent are canceled.
+	waited := nd.ErrCanceled
+	if l.closeStatus == nd.ErrIOTimeout {
+		waited = nd.ErrIOTimeout
+	}
 	l.mu.Unlock()
 	ep := l.ep.Load()
 	if ep == nil {
@@ -293,11 +299,11 @@ func (l *link) cleanup() {
 	}
 	for _, e := range orq {
 		if e.wr != nil {
-			ep.CompleteOutbound(e.wr, e.seq, nd.ErrCanceled)
+			ep.CompleteOutbound(e.wr, e.seq, waited)
 		}
 	}
 	for _, e := range sent {
-		ep.CompleteOutbound(e.wr, e.seq, nd.ErrCanceled)
+		ep.CompleteOutbound(e.wr, e.seq, waited)
 	}
 }
 
