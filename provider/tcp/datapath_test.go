@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/godirect/nd/ndtest"
+	"github.com/godirect/nd/provider/tcp"
 )
 
 // TestDataPathAllocatesNothing: over TCP too, posting and reaping a
@@ -39,3 +40,12 @@ func TestDataPathBytes(t *testing.T) {
 }
 
 func BenchmarkDataPath(b *testing.B) { ndtest.Benchmark(b, loopback()) }
+
+// BenchmarkDataPathCRC is BenchmarkDataPath with MPA CRC32c on, to weigh
+// what the CRC costs.
+func BenchmarkDataPathCRC(b *testing.B) {
+	cfg := tcp.DefaultConfig()
+	cfg.CRC = true
+	cfg.Addresses = loopback().Config().Addresses
+	ndtest.Benchmark(b, tcp.New(cfg))
+}

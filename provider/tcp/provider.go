@@ -133,6 +133,9 @@ func New(cfg Config) *Provider {
 	return p
 }
 
+// Config returns the provider's configuration.
+func (p *Provider) Config() Config { return p.cfg }
+
 // Name implements nd.Provider.
 func (p *Provider) Name() string { return Name }
 
