@@ -245,3 +245,36 @@ func Benchmark(b *testing.B, p nd.Provider) {
 		}
 	}
 }
+
+// CheckBytes fails t unless the DataPath operations of provider p move the
+// bytes they claim: a Send/Receive, pipelined Writes and Reads, and a
+// ping-pong, over buffers of size bytes. Benchmarks built on DataPath
+// measure transfers that this shows really happen.
+func CheckBytes(t *testing.T, p nd.Provider, size int) {
+	d := NewDataPath(t, p, size)
+	for i := range d.ABuf {
+		d.ABuf[i] = byte(i * 7)
+	}
+	d.SendReceive(t)
+	if string(d.PBuf) != string(d.ABuf) {
+		t.Fatal("the Receive got bytes that differ from the Send")
+	}
+	clear(d.PBuf)
+	d.Write(t, 5, 3)
+	if string(d.PBuf) != string(d.ABuf) {
+		t.Fatal("Write did not place the bytes")
+	}
+	clear(d.ABuf)
+	d.Read(t, 5, 3)
+	if string(d.PBuf) != string(d.ABuf) {
+		t.Fatal("Read did not bring the bytes")
+	}
+	n := min(size, 100)
+	for i := range d.ABuf[:n] {
+		d.ABuf[i] = byte(i + 1)
+	}
+	d.PingPong(t, n)
+	if string(d.PBuf[:n]) != string(d.ABuf[:n]) {
+		t.Fatal("the ping-pong did not carry the bytes")
+	}
+}

@@ -17,27 +17,7 @@ func TestDataPathAllocatesNothing(t *testing.T) {
 }
 
 // TestDataPathBytes checks the bytes the benchmarked operations move.
-func TestDataPathBytes(t *testing.T) {
-	d := ndtest.NewDataPath(t, loopback(), 200000)
-	for i := range d.ABuf {
-		d.ABuf[i] = byte(i * 7)
-	}
-	d.SendReceive(t)
-	if string(d.PBuf) != string(d.ABuf) {
-		t.Fatal("the Receive got bytes that differ from the Send")
-	}
-	clear(d.PBuf)
-	d.Write(t, 5, 3)
-	if string(d.PBuf) != string(d.ABuf) {
-		t.Fatal("Write did not place the bytes")
-	}
-	clear(d.ABuf)
-	d.Read(t, 5, 3)
-	if string(d.PBuf) != string(d.ABuf) {
-		t.Fatal("Read did not bring the bytes")
-	}
-	d.PingPong(t, 100)
-}
+func TestDataPathBytes(t *testing.T) { ndtest.CheckBytes(t, loopback(), 200000) }
 
 func BenchmarkDataPath(b *testing.B) { ndtest.Benchmark(b, loopback()) }
 
