@@ -30,8 +30,9 @@ type Connector struct {
 	changed      chan struct{} // closed and replaced on every change of state
 	state        connState
 	closed       bool
-	rejected     bool // the peer refused the last attempt
-	disconnected bool // Disconnect was called
+	rejected     bool      // the peer refused the last attempt
+	abortStatus  nd.Status // why the link of an aborted attempt closed
+	disconnected bool      // Disconnect was called
 	ep           *Endpoint
 	cur          *attempt // the attempt events are accepted from
 	link         Link
@@ -191,7 +192,11 @@ func (c *Connector) Connect(ctx context.Context, ep nd.Endpoint, remote netip.Ad
 		return nd.ErrConnectionRefused
 	default:
 		c.state, c.cur, c.link = connIdle, nil, nil
+		st := c.abortStatus
 		c.mu.Unlock()
+		if st == nd.ErrIOTimeout {
+			return st // the passive side never answered
+		}
 		return nd.ErrConnectionAborted
 	}
 }
@@ -536,6 +541,7 @@ func (t *attempt) Closed(status nd.Status) {
 		return
 	}
 	state, ep := c.state, c.ep
+	c.abortStatus = status
 	switch state {
 	case connConnecting:
 		c.state = connAborted

@@ -39,13 +39,19 @@ func (l *link) setConfirm() {
 // about to fall idle with Sends or Writes no Read covers yet.
 func (l *link) maybeConfirm(s *sender, w *writerState) error {
 	l.mu.Lock()
-	need := l.confirm && l.sentSeq > l.coveredSeq && l.orq.len() < l.peerIRD && len(l.jobs) == 0
+	need := l.confirmDueLocked() && len(l.jobs) == 0
 	l.mu.Unlock()
 	if !need {
 		return nil
 	}
 	w.readMSN++
 	return l.sendRead(s, w, nil, 0, 0)
+}
+
+// confirmDueLocked reports whether Sends or Writes no Read covers wait and
+// a confirmation Read fits in the peer's inbound read limit; l.mu held.
+func (l *link) confirmDueLocked() bool {
+	return l.confirm && l.sentSeq > l.coveredSeq && l.orq.len() < l.peerIRD
 }
 
 // readDone completes the oldest outstanding Read, whose response has fully
@@ -61,7 +67,13 @@ func (l *link) readDone(rs *readerState) {
 	for l.unconfirmed.len() > 0 && l.unconfirmed.at(0).n <= e.upTo {
 		rs.confirmed = append(rs.confirmed, l.unconfirmed.pop())
 	}
+	// Messages sent while the read limit was used up wait for a
+	// confirmation Read that now fits: the writer adds it.
+	due := l.confirmDueLocked()
 	l.mu.Unlock()
+	if due {
+		l.ring()
+	}
 	ep := l.ep.Load()
 	for _, c := range rs.confirmed {
 		ep.CompleteOutbound(c.wr, c.seq, nd.Success)

@@ -110,10 +110,16 @@ func (t *transport) active(ctx context.Context, c *net.TCPConn, d *engine.DialRe
 // activeReply waits for the MPA reply and then serves the connection.
 func (l *link) activeReply() {
 	defer l.wg.Done()
+	l.conn.SetReadDeadline(time.Now().Add(l.t.p.cfg.ReplyTimeout))
 	rep, err := readMPA(l.br)
+	l.conn.SetReadDeadline(time.Time{})
 	if err != nil || rep.Kind != iwarp.MPAReply || rep.Markers {
 		l.logf("MPA reply", err)
-		l.shutdown(nd.ErrConnectionAborted, nil, true)
+		st := nd.ErrConnectionAborted
+		if isTimeout(err) {
+			st = nd.ErrIOTimeout
+		}
+		l.shutdown(st, nil, true)
 		return
 	}
 	_, godirect, user := splitPrefix(rep.PrivateData)

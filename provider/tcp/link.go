@@ -169,14 +169,16 @@ func (l *link) startWriter() {
 	l.writerStarted = true
 	l.wg.Add(1)
 	period := l.t.p.cfg.ResponseTimeout
-	l.watchdog = time.AfterFunc(period, func() { l.checkProgress(l.rx.Load()) })
+	last := l.rx.Load()
+	l.watchdog = time.AfterFunc(period, func() { l.checkProgress(last, false) })
 	l.mu.Unlock()
 	go l.writeLoop()
 }
 
 // checkProgress ends the connection with ErrIOTimeout when requests wait
-// for the peer and nothing arrived for a whole ResponseTimeout.
-func (l *link) checkProgress(last uint64) {
+// for the peer and nothing arrived for a whole ResponseTimeout: they waited
+// at the previous check too (waited), and no FPDU arrived since (last).
+func (l *link) checkProgress(last uint64, waited bool) {
 	now := l.rx.Load()
 	l.mu.Lock()
 	waiting := l.orq.len() > 0 || l.unconfirmed.len() > 0
@@ -185,13 +187,13 @@ func (l *link) checkProgress(last uint64) {
 	if closing {
 		return
 	}
-	if waiting && now == last {
+	if waiting && waited && now == last {
 		l.shutdown(nd.ErrIOTimeout, &iwarp.Terminate{Layer: iwarp.TermLayerLLP, EType: iwarp.TermLLPMPA, Code: iwarp.TermCodeLLPLost}, true)
 		return
 	}
 	l.mu.Lock()
 	if !l.closing {
-		l.watchdog = time.AfterFunc(l.t.p.cfg.ResponseTimeout, func() { l.checkProgress(now) })
+		l.watchdog = time.AfterFunc(l.t.p.cfg.ResponseTimeout, func() { l.checkProgress(now, waiting) })
 	}
 	l.mu.Unlock()
 }

@@ -38,6 +38,12 @@ type Config struct {
 	// MaxFPDU is the largest FPDU this side sends, in bytes (at least 64,
 	// at most 65540).
 	MaxFPDU int
+	// ReplyTimeout bounds how long Connect waits for the passive side's
+	// MPA reply, which a godirect peer sends when its application calls
+	// Accept or Reject; past it Connect returns ErrIOTimeout. ND asks
+	// providers not to time out a slow accepting application, so it is
+	// long by default; a context deadline can end Connect sooner.
+	ReplyTimeout time.Duration
 	// HandshakeTimeout bounds the MPA exchange on an accepted TCP
 	// connection: the request must arrive, and the active side's
 	// ready-to-receive frame must follow the reply, within it.
@@ -66,6 +72,7 @@ func DefaultConfig() Config {
 	return Config{
 		CRC:               false,
 		MaxFPDU:           65536,
+		ReplyTimeout:      60 * time.Second,
 		HandshakeTimeout:  10 * time.Second,
 		KeepAlive:         5 * time.Second,
 		KeepAliveInterval: time.Second,
@@ -113,6 +120,9 @@ func New(cfg Config) *Provider {
 		cfg.MaxFPDU = d.MaxFPDU
 	}
 	cfg.MaxFPDU = min(max(cfg.MaxFPDU, 64), 65540)
+	if cfg.ReplyTimeout <= 0 {
+		cfg.ReplyTimeout = d.ReplyTimeout
+	}
 	if cfg.HandshakeTimeout <= 0 {
 		cfg.HandshakeTimeout = d.HandshakeTimeout
 	}

@@ -1,6 +1,7 @@
 package tcp
 
 import (
+	"encoding/binary"
 	"errors"
 	"io"
 	"time"
@@ -92,7 +93,7 @@ func (l *link) readFPDU(rs *readerState) error {
 		h, n, err = iwarp.ParseFPDUHeader(hdr)
 	}
 	if err != nil {
-		return l.fail(nd.ErrRemoteError, headerTerminate(err), nil)
+		return l.fail(nd.ErrRemoteError, headerTerminate(err, hdr[iwarp.FPDULengthSize]&0x80 != 0), nil)
 	}
 	ulpduHdr := hdr[iwarp.FPDULengthSize:n]
 	crc := uint32(0)
@@ -151,7 +152,7 @@ func (l *link) readFPDU(rs *readerState) error {
 	if err := l.readFull(tr); err != nil {
 		return l.lost(err)
 	}
-	if err := iwarp.CheckFPDUTrailer(tr, h.ULPDULength, crc, l.crc); err != nil {
+	if err := checkTrailer(tr, h.ULPDULength, crc, l.crc); err != nil {
 		return l.fail(nd.ErrRemoteError, &iwarp.Terminate{Layer: iwarp.TermLayerLLP, EType: iwarp.TermLLPMPA, Code: iwarp.TermCodeCRCError}, ulpduHdr)
 	}
 	switch action {
@@ -360,5 +361,21 @@ func (l *link) rxReadRequest(body, ulpdu []byte) error {
 	l.jobs = append(l.jobs, job{kind: jobReadResponse, src: src, sinkSTag: rr.SinkSTag, sinkTO: rr.SinkTO})
 	l.mu.Unlock()
 	l.ring()
+	return nil
+}
+
+// checkTrailer checks the CRC (when on) of an FPDU's pad and CRC trailer,
+// given the CRC of the bytes before it. Unlike iwarp.CheckFPDUTrailer it
+// ignores what the pad bytes hold, as RFC 5044 tells receivers to (they
+// only count for the CRC): siw sends stale buffer bytes there, for example
+// in the pad of a 26-byte RDMA Write from rping -S 26.
+func checkTrailer(tr []byte, ulpduLen int, crc uint32, crcOn bool) error {
+	if !crcOn {
+		return nil
+	}
+	pad := iwarp.FPDUPad(ulpduLen)
+	if iwarp.UpdateCRC(crc, tr[:pad]) != binary.LittleEndian.Uint32(tr[pad:pad+iwarp.CRCSize]) {
+		return iwarp.ErrFPDUCRC
+	}
 	return nil
 }

@@ -8,9 +8,13 @@ import (
 	"github.com/godirect/nd/internal/iwarp"
 )
 
-// headerTerminate is the Terminate for an FPDU whose header did not parse.
-func headerTerminate(err error) *iwarp.Terminate {
+// headerTerminate is the Terminate for an FPDU whose header did not parse;
+// tagged is the header's T bit (RFC 5041 has a version code per buffer
+// model).
+func headerTerminate(err error, tagged bool) *iwarp.Terminate {
 	switch {
+	case errors.Is(err, iwarp.ErrDDPVersion) && tagged:
+		return &iwarp.Terminate{Layer: iwarp.TermLayerDDP, EType: iwarp.TermDDPTagged, Code: iwarp.TermCodeDDPTaggedVersion}
 	case errors.Is(err, iwarp.ErrDDPVersion):
 		return &iwarp.Terminate{Layer: iwarp.TermLayerDDP, EType: iwarp.TermDDPUntagged, Code: iwarp.TermCodeDDPUntaggedVersion}
 	case errors.Is(err, iwarp.ErrRDMAPVersion):

@@ -141,7 +141,7 @@ func (l *link) writeLoop() {
 	var batch []job
 	for {
 		l.mu.Lock()
-		for !l.closing && (l.holdTx || len(l.jobs) == 0) {
+		for !l.closing && (l.holdTx || (len(l.jobs) == 0 && !l.confirmDueLocked())) {
 			l.mu.Unlock()
 			<-l.wake
 			l.mu.Lock()
