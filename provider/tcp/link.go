@@ -257,8 +257,12 @@ func (l *link) shutdown(status nd.Status, term *iwarp.Terminate, notify bool) {
 	l.mu.Unlock()
 	if writer {
 		// The writer sends the Terminate and closes the socket; a peer
-		// that does not read cannot hold it for long.
-		l.conn.SetWriteDeadline(time.Now().Add(time.Second))
+		// that does not read cannot hold it for long, nor one that never
+		// closes its side (a stopped process) hold the reader, which the
+		// cleanup waits for.
+		deadline := time.Now().Add(time.Second)
+		l.conn.SetWriteDeadline(deadline)
+		l.conn.SetReadDeadline(deadline)
 		l.ring()
 	} else {
 		if term != nil {

@@ -265,8 +265,14 @@ func (l *link) rxReadResponse(h *iwarp.FPDUHeader, plen int, crc *uint32, ulpdu 
 	if l.orq.len() > 0 {
 		e = l.orq.at(0)
 	}
+	// siw (seen on Linux 6.1) may answer a zero-length Read Request
+	// that it queued while sending with a response carrying the length
+	// and bytes of the work request it sent before (siw_activate_tx
+	// leaves sge[0] stale when the IRQ entry has no SGE). For the
+	// transport's own confirmation Read such payload is dropped.
+	stale := e != nil && e.wr == nil && e.size == 0
 	ok := e != nil && h.STag == l.sinkSTag && h.TO == e.sinkTO+uint64(e.placed) &&
-		plen <= e.size-e.placed && (!h.Last || e.placed+plen == e.size)
+		(stale || plen <= e.size-e.placed && (!h.Last || e.placed+plen == e.size))
 	var wr *engine.WorkRequest
 	placed := 0
 	if ok {
@@ -278,6 +284,17 @@ func (l *link) rxReadResponse(h *iwarp.FPDUHeader, plen int, crc *uint32, ulpdu 
 		return l.fail(nd.ErrRemoteError, &iwarp.Terminate{Layer: iwarp.TermLayerDDP, EType: iwarp.TermDDPTagged, Code: iwarp.TermCodeDDPBaseBounds}, ulpdu)
 	}
 	if plen == 0 {
+		return nil
+	}
+	if wr == nil {
+		var scratch [512]byte
+		for plen > 0 {
+			n := min(plen, len(scratch))
+			if err := l.readInto(scratch[:n], crc); err != nil {
+				return err
+			}
+			plen -= n
+		}
 		return nil
 	}
 	return l.readIntoSGL(wr.SGL, placed, plen, crc)
