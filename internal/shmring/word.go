@@ -1,0 +1,52 @@
+package shmring
+
+import (
+	"sync/atomic"
+	"unsafe"
+)
+
+// This file is the package's only use of unsafe. The ring's indices and
+// flags live in a shared mapping (or, in tests, in a Go byte slice) and are
+// accessed with sync/atomic, which needs *uint64 and *uint32. word64 and
+// word32 turn an aligned offset of such a slice into that pointer. It is
+// sound because:
+//   - the offset and the slice's length are checked, so the pointer stays
+//     inside the slice's memory;
+//   - the address is checked for natural alignment, as sync/atomic requires;
+//   - a mapping made with mmap is not Go heap memory, so the garbage
+//     collector neither moves nor frees it; the caller keeps it mapped for
+//     as long as the Ring is used (Go heap slices used in tests are kept
+//     alive by the Ring's reference to them, and Go does not move heap
+//     objects);
+//   - the words only ever hold integers, never pointers.
+//
+// The peer may store any value in these words at any time; callers treat
+// every value read as untrusted and validate it.
+
+func word64(b []byte, off int) *uint64 {
+	if off < 0 || off+8 > len(b) {
+		panic("shmring: word out of range")
+	}
+	p := unsafe.Pointer(&b[off])
+	if uintptr(p)%8 != 0 {
+		panic("shmring: misaligned word")
+	}
+	return (*uint64)(p)
+}
+
+func word32(b []byte, off int) *uint32 {
+	if off < 0 || off+4 > len(b) {
+		panic("shmring: word out of range")
+	}
+	p := unsafe.Pointer(&b[off])
+	if uintptr(p)%4 != 0 {
+		panic("shmring: misaligned word")
+	}
+	return (*uint32)(p)
+}
+
+// load and store are the only accesses to the words.
+func load64(p *uint64) uint64     { return atomic.LoadUint64(p) }
+func store64(p *uint64, v uint64) { atomic.StoreUint64(p, v) }
+func load32(p *uint32) uint32     { return atomic.LoadUint32(p) }
+func store32(p *uint32, v uint32) { atomic.StoreUint32(p, v) }

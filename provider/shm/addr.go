@@ -1,0 +1,35 @@
+package shm
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// This file is the package's only use of unsafe. Buffers are named to the
+// peer by their virtual addresses (for process_vm_readv/writev), and the
+// shared segment is mapped into memory. It is sound because:
+//   - addresses sent to the peer are never turned back into pointers in this
+//     process; the peer uses them only through the kernel, which checks them
+//     against this process's mappings;
+//   - the buffers they name are registered memory or a work request's
+//     inline copy, kept alive by the engine (Region, WorkRequest) while the
+//     request that names them is outstanding, and Go does not move heap
+//     objects;
+//   - the iovecs given to process_vm_* point at slices this process owns for
+//     the duration of the call.
+
+// addrOf returns the address of b's first byte, or 0 for an empty slice.
+func addrOf(b []byte) uint64 {
+	if len(b) == 0 {
+		return 0
+	}
+	return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+}
+
+// localIov describes b for process_vm_*.
+func localIov(b []byte) unix.Iovec {
+	v := unix.Iovec{Base: unsafe.SliceData(b)}
+	v.SetLen(len(b))
+	return v
+}

@@ -1,0 +1,30 @@
+package shm_test
+
+import (
+	"github.com/godirect/nd"
+	"testing"
+
+	"github.com/godirect/nd/ndtest"
+	"github.com/godirect/nd/provider/shm"
+)
+
+// testProvider returns a provider in a namespace of its own, so that tests
+// running at once (and other processes) do not share ports.
+func testProvider(t testing.TB, cfg shm.Config) *shm.Provider {
+	if cfg.Namespace == "" {
+		cfg.Namespace = "godirect-nd-shm-test-" + t.Name()
+	}
+	return shm.New(cfg)
+}
+
+// TestConformance runs the suite with both adapters in this process,
+// connected through Unix sockets and shared memory exactly as two processes
+// would be.
+func TestConformance(t *testing.T) { ndtest.Run(t, testProvider(t, shm.Config{})) }
+
+// TestConformanceRing is the suite with Reads and Writes through the rings.
+func TestConformanceRing(t *testing.T) {
+	ndtest.Run(t, testProvider(t, shm.Config{OneSided: shm.OneSidedRing}))
+}
+
+func ndtestRun(t *testing.T, p nd.Provider) { ndtest.Run(t, p) }

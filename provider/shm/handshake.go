@@ -1,0 +1,208 @@
+package shm
+
+import (
+	"encoding/binary"
+	"errors"
+	"net"
+
+	"golang.org/x/sys/unix"
+)
+
+// Connection setup messages, one per SOCK_SEQPACKET message on the
+// connection's Unix socket. Integers are little-endian.
+//
+//	request  (active):  'R' magic[7] protocol i32 ird i32 ord i32 ringSize u32
+//	                    probeAddr u64 probe[16] pdLen u16 pd
+//	                    + SCM_RIGHTS: memfd, then the four eventfds
+//	accept   (passive): 'A' ird i32 ord i32 pvm u8 probeAddr u64 probe[16] pdLen u16 pd
+//	reject   (either):  'J' pdLen u16 pd
+//	ready    (active):  'Y' pvm u8
+//
+// pvm is 1 when the sender could read the receiver's probe with
+// process_vm_readv: the receiver may then name its own buffers by address
+// in Read and Write requests.
+const (
+	msgRequest = 'R'
+	msgAccept  = 'A'
+	msgReject  = 'J'
+	msgReady   = 'Y'
+)
+
+var magic = [7]byte{'g', 'd', 's', 'h', 'm', '0', '1'}
+
+// The eventfds, in the order the request passes them.
+const (
+	bellA2PData = iota // the passive reader sleeps on it
+	bellA2PRoom        // the active writer sleeps on it
+	bellP2AData        // the active reader sleeps on it
+	bellP2ARoom        // the passive writer sleeps on it
+	numBells
+)
+
+// maxMessage bounds a setup message.
+const maxMessage = 64 + maxPrivateData
+
+type request struct {
+	protocol, ird, ord int
+	ringSize           int
+	probeAddr          uint64
+	probe              [16]byte
+	pd                 []byte
+}
+
+func (r *request) append(b []byte) []byte {
+	b = append(b, msgRequest)
+	b = append(b, magic[:]...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(int32(r.protocol)))
+	b = binary.LittleEndian.AppendUint32(b, uint32(int32(r.ird)))
+	b = binary.LittleEndian.AppendUint32(b, uint32(int32(r.ord)))
+	b = binary.LittleEndian.AppendUint32(b, uint32(r.ringSize))
+	b = binary.LittleEndian.AppendUint64(b, r.probeAddr)
+	b = append(b, r.probe[:]...)
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(r.pd)))
+	return append(b, r.pd...)
+}
+
+var errMessage = errors.New("shm: malformed connection setup message")
+
+// readLimit clamps a read limit the peer announced.
+func readLimit(v uint32) int { return int(min(max(int32(v), 0), maxReadLimit)) }
+
+func parseRequest(b []byte) (*request, error) {
+	if len(b) < 1+7+16+8+16+2 || b[0] != msgRequest || [7]byte(b[1:8]) != magic {
+		return nil, errMessage
+	}
+	r := &request{}
+	p := b[8:]
+	r.protocol = int(int32(binary.LittleEndian.Uint32(p)))
+	r.ird = readLimit(binary.LittleEndian.Uint32(p[4:]))
+	r.ord = readLimit(binary.LittleEndian.Uint32(p[8:]))
+	r.ringSize = int(binary.LittleEndian.Uint32(p[12:]))
+	r.probeAddr = binary.LittleEndian.Uint64(p[16:])
+	copy(r.probe[:], p[24:40])
+	n := int(binary.LittleEndian.Uint16(p[40:]))
+	p = p[42:]
+	if n > maxPrivateData || n != len(p) {
+		return nil, errMessage
+	}
+	r.pd = append([]byte(nil), p...)
+	return r, nil
+}
+
+type reply struct {
+	ird, ord  int
+	pvm       bool
+	probeAddr uint64
+	probe     [16]byte
+	pd        []byte
+}
+
+func (r *reply) append(b []byte) []byte {
+	b = append(b, msgAccept)
+	b = binary.LittleEndian.AppendUint32(b, uint32(int32(r.ird)))
+	b = binary.LittleEndian.AppendUint32(b, uint32(int32(r.ord)))
+	b = append(b, boolByte(r.pvm))
+	b = binary.LittleEndian.AppendUint64(b, r.probeAddr)
+	b = append(b, r.probe[:]...)
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(r.pd)))
+	return append(b, r.pd...)
+}
+
+func parseReply(b []byte) (*reply, error) {
+	if len(b) < 1+8+1+8+16+2 || b[0] != msgAccept {
+		return nil, errMessage
+	}
+	r := &reply{}
+	p := b[1:]
+	r.ird = readLimit(binary.LittleEndian.Uint32(p))
+	r.ord = readLimit(binary.LittleEndian.Uint32(p[4:]))
+	r.pvm = p[8] == 1
+	r.probeAddr = binary.LittleEndian.Uint64(p[9:])
+	copy(r.probe[:], p[17:33])
+	n := int(binary.LittleEndian.Uint16(p[33:]))
+	p = p[35:]
+	if n > maxPrivateData || n != len(p) {
+		return nil, errMessage
+	}
+	r.pd = append([]byte(nil), p...)
+	return r, nil
+}
+
+func appendReject(b, pd []byte) []byte {
+	b = append(b, msgReject)
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(pd)))
+	return append(b, pd...)
+}
+
+func parseReject(b []byte) ([]byte, error) {
+	if len(b) < 3 || b[0] != msgReject {
+		return nil, errMessage
+	}
+	n := int(binary.LittleEndian.Uint16(b[1:]))
+	if n > maxPrivateData || n != len(b)-3 {
+		return nil, errMessage
+	}
+	return append([]byte(nil), b[3:]...), nil
+}
+
+func boolByte(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// readMessage reads one setup message and the descriptors passed with it
+// (closed unless the caller takes them).
+func readMessage(c *net.UnixConn, buf []byte) ([]byte, []int, error) {
+	oob := make([]byte, unix.CmsgSpace(4*(1+numBells)))
+	n, oobn, flags, _, err := c.ReadMsgUnix(buf, oob)
+	var fds []int
+	if oobn > 0 {
+		if msgs, perr := unix.ParseSocketControlMessage(oob[:oobn]); perr == nil {
+			for _, m := range msgs {
+				if f, perr := unix.ParseUnixRights(&m); perr == nil {
+					fds = append(fds, f...)
+				}
+			}
+		}
+	}
+	if err != nil {
+		closeAll(fds)
+		return nil, nil, err
+	}
+	if n == 0 {
+		closeAll(fds)
+		return nil, nil, errEOF
+	}
+	if flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 {
+		closeAll(fds)
+		return nil, nil, errMessage
+	}
+	return buf[:n], fds, nil
+}
+
+var errEOF = errors.New("shm: the peer closed the connection")
+
+func closeAll(fds []int) {
+	for _, fd := range fds {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+}
+
+// peerPID returns the pid of the process at the other end of c.
+func peerPID(c *net.UnixConn) int {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	pid := 0
+	rc.Control(func(fd uintptr) {
+		if cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil {
+			pid = int(cred.Pid)
+		}
+	})
+	return pid
+}

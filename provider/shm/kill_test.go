@@ -1,0 +1,111 @@
+package shm_test
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/godirect/nd"
+	"github.com/godirect/nd/ndtest"
+	"github.com/godirect/nd/provider/shm"
+)
+
+func openFDs(t *testing.T) int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+// settle polls until f reports true or 10s pass.
+func settle(f func() bool) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for !f() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		runtime.Gosched()
+		time.Sleep(time.Millisecond) // polling interval, not synchronisation
+	}
+	return true
+}
+
+// TestPeerKilled: the target process is killed (SIGKILL) while Reads
+// and Writes of 16 MiB are in flight and Receives are posted. Everything
+// pending completes within a bound, with ND_CANCELED or ND_IO_TIMEOUT (or
+// Success for what finished before), and no goroutine or descriptor is
+// left behind.
+func TestPeerKilled(t *testing.T) {
+	for _, mode := range []shm.OneSided{shm.OneSidedAuto, shm.OneSidedRing} {
+		t.Run(modeName(mode), func(t *testing.T) {
+			fds, gs := openFDs(t), runtime.NumGoroutine()
+			t.Run("kill", func(t *testing.T) { killMidTransfer(t, mode) })
+			// One presence socket per address a provider announced lives as
+			// long as the process.
+			if !settle(func() bool { return openFDs(t) <= fds+1 && runtime.NumGoroutine() <= gs }) {
+				buf := make([]byte, 1<<20)
+				t.Fatalf("leak: %d descriptors (before: %d), %d goroutines (before: %d)\n%s",
+					openFDs(t), fds, runtime.NumGoroutine(), gs, buf[:runtime.Stack(buf, true)])
+			}
+		})
+	}
+}
+
+func killMidTransfer(t *testing.T, mode shm.OneSided) {
+	const size = 16 << 20
+	c := startChild(t, fmt.Sprintf("godirect-nd-shm-kill-%d", time.Now().UnixNano()), shm.Config{OneSided: mode})
+	d := ndtest.NewDataPath(t, c.p, size)
+	a := d.Pair.Active
+	buf := make([]byte, size)
+	mr := a.Register(t, buf)
+	sgl := []nd.SGE{{Buffer: buf, Region: mr}}
+	small := []nd.SGE{{Buffer: buf[:4096], Region: mr}}
+	_ = small
+	var reqs []*nd.Result
+	post := func(err error, r *nd.Result) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs = append(reqs, r)
+	}
+	for range 4 {
+		r := new(nd.Result)
+		post(a.Endpoint.Receive(r, small), r)
+	}
+	for i := range 12 {
+		r := new(nd.Result)
+		if i%2 == 0 {
+			post(a.Endpoint.Write(r, sgl, d.Window, 0, 0), r)
+		} else {
+			post(a.Endpoint.Read(r, sgl, d.Window, 0, 0), r)
+		}
+	}
+	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	seen := map[*nd.Result]bool{}
+	out := make([]*nd.Result, 16)
+	if !settle(func() bool {
+		for _, cq := range []nd.CompletionQueue{a.InCQ, a.OutCQ} {
+			n := cq.GetResults(out)
+			for _, r := range out[:n] {
+				seen[r] = true
+				switch r.Status {
+				case nd.Success, nd.ErrCanceled, nd.ErrIOTimeout:
+				default:
+					t.Errorf("a request completed %v", r.Status)
+				}
+			}
+		}
+		return len(seen) == len(reqs)
+	}) {
+		t.Fatalf("%d of %d requests completed after the peer was killed", len(seen), len(reqs))
+	}
+	t.Logf("every pending request completed %v after SIGKILL", time.Since(start))
+	<-c.exited
+}

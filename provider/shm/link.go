@@ -1,0 +1,385 @@
+package shm
+
+import (
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/godirect/nd"
+	"github.com/godirect/nd/internal/engine"
+	"github.com/godirect/nd/internal/shmring"
+)
+
+// link is one ND connection (engine.Link): a Unix socket for setup and
+// hang-up, a shared segment with a ring per direction, and three
+// goroutines: the watcher reads the socket, the reader consumes the
+// inbound ring, the writer fills the outbound ring when it is full (requests
+// that fit are written by the caller of Transmit directly). Everything they
+// share is guarded by mu.
+type link struct {
+	t      *transport
+	conn   *net.UnixConn
+	active bool
+	seg    *segment
+	bells  [numBells]*shmring.Doorbell
+	spin   time.Duration
+
+	// Set before the link is shared.
+	local, remote netip.AddrPort
+	pid           int // the peer's process
+	peerProbe     [16]byte
+	peerProbeAddr uint64
+
+	tx     *shmring.Producer // guarded by mu
+	rx     *shmring.Consumer // reader only
+	rxData *shmring.Doorbell // the reader sleeps on it
+	txRoom *shmring.Doorbell // the writer sleeps on it
+
+	ep       atomic.Pointer[engine.Endpoint]
+	peerGone atomic.Bool   // the socket hung up; the reader drains and ends
+	closed   atomic.Bool   // mirrors closing, for the reader
+	rxCount  atomic.Uint64 // records received, for the watchdog
+	// The inbound message the reader is handing to the engine, named in
+	// the Terminate record if the engine ends the connection meanwhile.
+	curMsg  atomic.Uint64
+	curSend atomic.Bool
+
+	sendMu sync.Mutex // socket writes
+
+	mu          sync.Mutex
+	events      engine.LinkEvents
+	closing     bool
+	closeStatus nd.Status
+	started     bool
+	pvmOut      bool // the peer reads and writes our buffers by address
+	jobs        []job
+	jobHead     int
+	unconf      fifo[sent] // requests sent, waiting for the peer's Ack
+	nextMsg     uint64     // number of the last outbound message
+	ackedUpTo   uint64     // inbound: the last message acknowledged
+	doneUpTo    uint64     // inbound: the last message handled
+	txErr       error
+	readResps   int        // Read responses queued and not yet in the ring
+	cond        *sync.Cond // on mu: readResps fell
+	watchdog    *time.Timer
+	wake        chan struct{} // the writer's wake-up
+	done        chan struct{} // closed by shutdown
+
+	wg sync.WaitGroup // watcher, reader, writer
+
+	r readerState // the reader's own state
+}
+
+// sent is an outbound request waiting for the peer's acknowledgment.
+type sent struct {
+	wr     *engine.WorkRequest
+	seq    uint64
+	msg    uint64
+	placed int // Read through the ring: bytes of the response placed
+}
+
+func newLink(t *transport, c *net.UnixConn, active bool, seg *segment, bells [numBells]*shmring.Doorbell) *link {
+	l := &link{
+		t: t, conn: c, active: active, seg: seg, bells: bells, spin: t.p.cfg.Spin,
+		wake: make(chan struct{}, 1), done: make(chan struct{}),
+	}
+	l.cond = sync.NewCond(&l.mu)
+	out, in := 0, 1
+	txData, rxRoom := bells[bellA2PData], bells[bellP2ARoom]
+	l.rxData, l.txRoom = bells[bellP2AData], bells[bellA2PRoom]
+	if !active {
+		out, in = 1, 0
+		txData, rxRoom = bells[bellP2AData], bells[bellA2PRoom]
+		l.rxData, l.txRoom = bells[bellA2PData], bells[bellP2ARoom]
+	}
+	// The sizes were checked when the segment was made or mapped.
+	l.tx, _ = shmring.NewProducer(seg.ring(out), txData)
+	l.rx, _ = shmring.NewConsumer(seg.ring(in), rxRoom)
+	return l
+}
+
+// LocalAddr implements engine.Link.
+func (l *link) LocalAddr() netip.AddrPort { return l.local }
+
+// RemoteAddr implements engine.Link.
+func (l *link) RemoteAddr() netip.AddrPort { return l.remote }
+
+// send writes one setup message, with descriptors.
+func (l *link) send(b []byte, fds []int) error {
+	var oob []byte
+	if len(fds) > 0 {
+		oob = unix.UnixRights(fds...)
+	}
+	l.sendMu.Lock()
+	defer l.sendMu.Unlock()
+	l.conn.SetWriteDeadline(time.Now().Add(l.t.p.cfg.HandshakeTimeout))
+	_, _, err := l.conn.WriteMsgUnix(b, oob, nil)
+	return err
+}
+
+// Accept implements engine.Link (passive): the reply carries whether this
+// side can reach the active side's memory.
+func (l *link) Accept(ird, ord int, privateData []byte) error {
+	r := reply{ird: ird, ord: ord, probeAddr: probeAddr(), probe: *probe, pd: privateData}
+	r.pvm = l.t.p.cfg.OneSided == OneSidedAuto && probePeer(l.pid, l.peerProbeAddr, l.peerProbe[:]) == nil
+	if err := l.send(r.append(nil), nil); err != nil {
+		return nd.ErrConnectionAborted
+	}
+	return nil
+}
+
+// Reject implements engine.Link.
+func (l *link) Reject(privateData []byte) error {
+	err := l.send(appendReject(nil, privateData), nil)
+	l.shutdown(nd.ErrConnectionRefused, false)
+	if err != nil {
+		return nd.ErrConnectionAborted
+	}
+	return nil
+}
+
+// Ready implements engine.Link (active).
+func (l *link) Ready() error {
+	pvm := l.t.p.cfg.OneSided == OneSidedAuto && probePeer(l.pid, l.peerProbeAddr, l.peerProbe[:]) == nil
+	if err := l.send([]byte{msgReady, boolByte(pvm)}, nil); err != nil {
+		return nd.ErrConnectionAborted
+	}
+	return nil
+}
+
+// Attach implements engine.Link: the reader and writer start.
+func (l *link) Attach(ep *engine.Endpoint) {
+	l.ep.Store(ep)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closing || l.started {
+		return
+	}
+	l.started = true
+	l.wg.Add(2)
+	go l.readLoop()
+	go l.writeLoop()
+	l.armWatchdogLocked(0)
+}
+
+// startWatcher starts the goroutine that reads the socket.
+func (l *link) startWatcher() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closing {
+		return
+	}
+	l.wg.Add(1)
+	go l.watch()
+}
+
+// watch reads setup messages until the socket hangs up, then lets the
+// reader drain the ring and end the connection.
+func (l *link) watch() {
+	defer l.wg.Done()
+	buf := make([]byte, maxMessage)
+	for {
+		msg, fds, err := readMessage(l.conn, buf)
+		closeAll(fds)
+		if err != nil {
+			break
+		}
+		l.mu.Lock()
+		events := l.events
+		l.mu.Unlock()
+		switch {
+		case msg[0] == msgAccept && l.active:
+			r, err := parseReply(msg)
+			if err != nil {
+				l.shutdown(nd.ErrConnectionAborted, true)
+				return
+			}
+			l.mu.Lock()
+			l.pvmOut = r.pvm && l.t.p.cfg.OneSided == OneSidedAuto
+			l.mu.Unlock()
+			l.peerProbe, l.peerProbeAddr = r.probe, r.probeAddr
+			events.Accepted(r.ird, r.ord, r.pd)
+		case msg[0] == msgReady && !l.active && len(msg) == 2:
+			l.mu.Lock()
+			l.pvmOut = msg[1] == 1 && l.t.p.cfg.OneSided == OneSidedAuto
+			l.mu.Unlock()
+			events.Ready()
+		case msg[0] == msgReject:
+			pd, err := parseReject(msg)
+			if err != nil {
+				l.shutdown(nd.ErrConnectionAborted, true)
+				return
+			}
+			events.Rejected(pd)
+			l.shutdown(nd.ErrConnectionRefused, false)
+			return
+		default:
+			l.shutdown(nd.ErrConnectionAborted, true)
+			return
+		}
+	}
+	l.mu.Lock()
+	started, closing := l.started, l.closing
+	l.mu.Unlock()
+	if closing {
+		return
+	}
+	if started {
+		// The reader delivers what the peer published before it went
+		// (a Terminate record among it), then ends the connection.
+		l.peerGone.Store(true)
+		l.rxData.Ring()
+		return
+	}
+	l.shutdown(nd.ErrConnectionAborted, true)
+}
+
+// Close implements engine.Link. An error the engine found while the
+// reader handed it an inbound message (no Receive, a Receive too small, a
+// window it cannot invalidate) is reported to the peer in a Terminate
+// record naming that message.
+func (l *link) Close(status nd.Status) {
+	switch status {
+	case nd.Success, nd.ErrCanceled, nd.ErrConnectionRefused, nd.ErrConnectionAborted:
+		l.shutdown(status, false)
+		return
+	}
+	msg := l.curMsg.Load()
+	if msg == 0 {
+		l.shutdown(status, false)
+		return
+	}
+	st := status
+	if l.curSend.Load() {
+		st = nd.ErrRemoteError
+	}
+	l.shutdownTerm(status, msg, st, false)
+}
+
+func (l *link) shutdown(status nd.Status, notify bool) { l.shutdownTerm(status, 0, 0, notify) }
+
+// shutdownTerm ends the link once: a Terminate record naming termMsg goes
+// out first if termMsg is not 0 (when the ring has room), the socket
+// closes (the peer notices the hang-up), the reader and writer stop, and
+// then cleanup completes what the link still owns and unmaps the segment.
+// notify reports the end to the engine (when the peer or a failure ended
+// it rather than the engine's Close).
+func (l *link) shutdownTerm(status nd.Status, termMsg uint64, termSt nd.Status, notify bool) {
+	l.mu.Lock()
+	if l.closing {
+		l.mu.Unlock()
+		return
+	}
+	l.closing, l.closeStatus = true, status
+	l.closed.Store(true)
+	if termMsg != 0 && l.txErr == nil {
+		if b, _ := l.tx.Reserve(recTerm, 0, 12); b != nil {
+			putU64(b, termMsg)
+			putU32(b[8:], uint32(termSt))
+			l.tx.Publish()
+		}
+	}
+	if l.watchdog != nil {
+		l.watchdog.Stop()
+	}
+	l.cond.Broadcast()
+	events := l.events
+	l.mu.Unlock()
+	close(l.done)
+	l.conn.Close()
+	l.rxData.Close()
+	l.txRoom.Close()
+	go func() {
+		l.wg.Wait()
+		l.cleanup()
+	}()
+	if notify && events != nil {
+		events.Closed(status)
+	}
+}
+
+// cleanup completes every request the link still owns, once nothing else
+// runs, and releases the segment and descriptors.
+func (l *link) cleanup() {
+	l.mu.Lock()
+	var pending []sent
+	for l.unconf.len() > 0 {
+		pending = append(pending, l.unconf.pop())
+	}
+	l.jobs, l.jobHead = nil, 0
+	st := nd.ErrCanceled
+	if l.closeStatus == nd.ErrIOTimeout {
+		st = nd.ErrIOTimeout
+	}
+	l.mu.Unlock()
+	if ep := l.ep.Load(); ep != nil {
+		for _, e := range pending {
+			ep.CompleteOutbound(e.wr, e.seq, st)
+		}
+		if rr := l.r.recv; rr != nil {
+			l.r.recv = nil
+			ep.CompleteReceive(rr, 0, nd.ErrCanceled, false)
+		}
+	}
+	for _, b := range l.bells {
+		b.Close()
+	}
+	l.seg.unmap()
+}
+
+// armWatchdogLocked checks, every ResponseTimeout, that requests waiting
+// for the peer see it make progress; a peer that stopped without dying
+// ends the connection with ErrIOTimeout.
+func (l *link) armWatchdogLocked(last uint64) {
+	l.watchdog = time.AfterFunc(l.t.p.cfg.ResponseTimeout, func() {
+		now := l.rxCount.Load()
+		l.mu.Lock()
+		waiting := l.unconf.len() > 0
+		if l.closing {
+			l.mu.Unlock()
+			return
+		}
+		if !waiting || now != last {
+			l.armWatchdogLocked(now)
+			l.mu.Unlock()
+			return
+		}
+		l.mu.Unlock()
+		l.shutdown(nd.ErrIOTimeout, true)
+	})
+}
+
+// fifo is a growable ring of values; it allocates only to grow.
+type fifo[T any] struct {
+	buf        []T
+	head, size int
+}
+
+func (f *fifo[T]) len() int { return f.size }
+
+func (f *fifo[T]) push(v T) {
+	if f.size == len(f.buf) {
+		nb := make([]T, max(16, 2*len(f.buf)))
+		for i := range f.size {
+			nb[i] = f.buf[(f.head+i)%len(f.buf)]
+		}
+		f.buf, f.head = nb, 0
+	}
+	f.buf[(f.head+f.size)%len(f.buf)] = v
+	f.size++
+}
+
+func (f *fifo[T]) at(i int) *T { return &f.buf[(f.head+i)%len(f.buf)] }
+
+func (f *fifo[T]) pop() T {
+	var zero T
+	v := f.buf[f.head]
+	f.buf[f.head] = zero
+	f.head = (f.head + 1) % len(f.buf)
+	f.size--
+	return v
+}

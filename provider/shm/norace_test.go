@@ -1,0 +1,5 @@
+//go:build !race
+
+package shm_test
+
+const raceEnabled = false

@@ -1,0 +1,351 @@
+package shm
+
+import (
+	"encoding/binary"
+
+	"github.com/godirect/nd"
+	"github.com/godirect/nd/internal/engine"
+)
+
+// Ring record types (shmring types; 0 is the ring's pad). Every integer is
+// little-endian; msg numbers a connection's outbound messages from 1 in
+// the order the requests were issued.
+//
+//	send     msg u64, total u32, token u32, data   aux: 1 solicited, 2 invalidate, 4 last
+//	sendMore msg u64, data                         aux: 4 last
+//	write    msg u64, addr u64, token u32, length u32, [iov]   aux: 1 by address
+//	writeData msg u64, data
+//	read     msg u64, addr u64, token u32, length u32, [iov]   aux: 1 by address
+//	readData msg u64, data (the target's response through the ring)
+//	ack      upTo u64: every message up to upTo was handled
+//	term     msg u64, status u32: message msg failed with status; the
+//	         connection ends
+//
+// iov is the initiator's buffers as (address u64, length u64) pairs, for
+// the target's process_vm_readv (write) or process_vm_writev (read).
+const (
+	recSend = iota + 1
+	recSendMore
+	recWrite
+	recWriteData
+	recRead
+	recReadData
+	recAck
+	recTerm
+)
+
+const (
+	auxSolicited  = 1
+	auxInvalidate = 2
+	auxLast       = 4
+	auxByAddress  = 1
+)
+
+const (
+	sendHeader = 16
+	moreHeader = 8
+	rdmaHeader = 24
+	iovSize    = 16
+	maxIovs    = 32
+)
+
+func putU64(b []byte, v uint64) { binary.LittleEndian.PutUint64(b, v) }
+func putU32(b []byte, v uint32) { binary.LittleEndian.PutUint32(b, v) }
+func getU64(b []byte) uint64    { return binary.LittleEndian.Uint64(b) }
+func getU32(b []byte) uint32    { return binary.LittleEndian.Uint32(b) }
+
+type jobKind uint8
+
+const (
+	jobWR       jobKind = iota // an outbound request
+	jobReadResp                // the response to the peer's Read, through the ring
+	jobAck                     // an acknowledgment
+)
+
+// job is outbound work for the ring, in order.
+type job struct {
+	kind    jobKind
+	wr      *engine.WorkRequest
+	msg     uint64
+	off     int  // payload bytes written
+	started bool // the first record is out
+	pvm     bool // Read/Write: name our buffers by address
+	src     []byte
+}
+
+// Transmit implements engine.Link: the request is numbered, remembered
+// until the peer acknowledges it, and written to the ring now if it fits,
+// by the writer goroutine otherwise. It never blocks on the peer.
+func (l *link) Transmit(wr *engine.WorkRequest) (bool, nd.Status) {
+	if (wr.Op == engine.OpRead || wr.Op == engine.OpWrite) && wr.Remote.Base+wr.Offset < wr.Remote.Base {
+		return true, nd.ErrAccessViolation
+	}
+	l.mu.Lock()
+	if l.closing {
+		l.mu.Unlock()
+		return true, nd.ErrCanceled
+	}
+	l.nextMsg++
+	msg := l.nextMsg
+	l.unconf.push(sent{wr: wr, seq: wr.Seq, msg: msg})
+	l.jobs = append(l.jobs, job{kind: jobWR, wr: wr, msg: msg, pvm: l.pvmOut})
+	l.kickLocked()
+	l.mu.Unlock()
+	return false, nd.Success
+}
+
+// kickLocked writes queued jobs while the ring has room, when no writer is
+// busy with them, and wakes the writer for the rest.
+func (l *link) kickLocked() {
+	if len(l.jobs)-l.jobHead == 1 {
+		l.runJobsLocked()
+	}
+	if len(l.jobs) > l.jobHead {
+		select {
+		case l.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// runJobsLocked writes jobs until the queue is empty or the ring full, and
+// publishes. It returns the payload size the next record needs (when the
+// ring is full).
+func (l *link) runJobsLocked() int {
+	need := 0
+	for l.jobHead < len(l.jobs) && l.txErr == nil {
+		j := &l.jobs[l.jobHead]
+		done, n := l.encode(j)
+		if !done {
+			need = n
+			break
+		}
+		if j.kind == jobReadResp {
+			l.readResps--
+			l.cond.Broadcast()
+		}
+		*j = job{}
+		l.jobHead++
+	}
+	if l.jobHead == len(l.jobs) {
+		l.jobs, l.jobHead = l.jobs[:0], 0
+	}
+	l.tx.Publish()
+	return need
+}
+
+// reserve appends a record; nil when the ring is full (or broken: txErr).
+func (l *link) reserve(typ, aux uint16, n int) []byte {
+	b, err := l.tx.Reserve(typ, aux, n)
+	if err != nil {
+		l.txErr = err
+		return nil
+	}
+	return b
+}
+
+// encode writes as much of j as fits. It returns done, or the payload size
+// of the record it could not place.
+func (l *link) encode(j *job) (bool, int) {
+	maxData := l.tx.MaxPayload() - sendHeader
+	switch j.kind {
+	case jobAck:
+		b := l.reserve(recAck, 0, 8)
+		if b == nil {
+			return false, 8
+		}
+		putU64(b, j.msg)
+		return true, 0
+	case jobReadResp:
+		for j.off < len(j.src) {
+			n := min(len(j.src)-j.off, maxData)
+			b := l.reserve(recReadData, 0, moreHeader+n)
+			if b == nil {
+				return false, moreHeader + n
+			}
+			putU64(b, j.msg)
+			copy(b[moreHeader:], j.src[j.off:j.off+n])
+			j.off += n
+		}
+		return true, 0
+	}
+	wr := j.wr
+	switch wr.Op {
+	case engine.OpSend, engine.OpSendInvalidate:
+		for !j.started || j.off < wr.Length {
+			n := min(wr.Length-j.off, maxData)
+			aux := uint16(0)
+			if j.off+n == wr.Length {
+				aux |= auxLast
+			}
+			hdr := moreHeader
+			typ := uint16(recSendMore)
+			if !j.started {
+				hdr, typ = sendHeader, recSend
+				if wr.Flags&nd.FlagSendAndSolicitEvent != 0 {
+					aux |= auxSolicited
+				}
+				if wr.Op == engine.OpSendInvalidate {
+					aux |= auxInvalidate
+				}
+			}
+			b := l.reserve(typ, aux, hdr+n)
+			if b == nil {
+				return false, hdr + n
+			}
+			putU64(b, j.msg)
+			if !j.started {
+				putU32(b[8:], uint32(wr.Length))
+				putU32(b[12:], wr.Remote.Token)
+				j.started = true
+			}
+			gatherAt(b[hdr:], wr.SGL, j.off)
+			j.off += n
+		}
+		return true, 0
+	case engine.OpWrite, engine.OpRead:
+		if !j.started {
+			typ := uint16(recWrite)
+			if wr.Op == engine.OpRead {
+				typ = recRead
+			}
+			n := rdmaHeader
+			aux := uint16(0)
+			if j.pvm {
+				aux = auxByAddress
+				for i := range wr.SGL {
+					if len(wr.SGL[i].Buffer) > 0 {
+						n += iovSize
+					}
+				}
+			}
+			b := l.reserve(typ, aux, n)
+			if b == nil {
+				return false, n
+			}
+			putU64(b, j.msg)
+			putU64(b[8:], wr.Remote.Base+wr.Offset)
+			putU32(b[16:], wr.Remote.Token)
+			putU32(b[20:], uint32(wr.Length))
+			if j.pvm {
+				p := b[rdmaHeader:]
+				for i := range wr.SGL {
+					if buf := wr.SGL[i].Buffer; len(buf) > 0 {
+						putU64(p, addrOf(buf))
+						putU64(p[8:], uint64(len(buf)))
+						p = p[iovSize:]
+					}
+				}
+			}
+			j.started = true
+			if j.pvm || wr.Op == engine.OpRead {
+				return true, 0
+			}
+		}
+		for j.off < wr.Length {
+			n := min(wr.Length-j.off, maxData)
+			b := l.reserve(recWriteData, 0, moreHeader+n)
+			if b == nil {
+				return false, moreHeader + n
+			}
+			putU64(b, j.msg)
+			gatherAt(b[moreHeader:], wr.SGL, j.off)
+			j.off += n
+		}
+		return true, 0
+	}
+	return true, 0
+}
+
+// gatherAt copies the bytes of sgl from offset off on into dst, until dst
+// is full, front to back.
+func gatherAt(dst []byte, sgl []nd.SGE, off int) {
+	for i := range sgl {
+		if len(dst) == 0 {
+			return
+		}
+		b := sgl[i].Buffer
+		if off >= len(b) {
+			off -= len(b)
+			continue
+		}
+		n := copy(dst, b[off:])
+		dst, off = dst[n:], 0
+	}
+}
+
+// scatterAt copies src into the bytes of sgl from offset off on.
+func scatterAt(sgl []nd.SGE, off int, src []byte) {
+	for i := range sgl {
+		if len(src) == 0 {
+			return
+		}
+		b := sgl[i].Buffer
+		if off >= len(b) {
+			off -= len(b)
+			continue
+		}
+		n := copy(b[off:], src)
+		src, off = src[n:], 0
+	}
+}
+
+// writeLoop writes the jobs that did not fit when they were queued,
+// sleeping on the room doorbell while the ring is full.
+func (l *link) writeLoop() {
+	defer l.wg.Done()
+	for {
+		select {
+		case <-l.wake:
+		case <-l.done:
+			return
+		}
+		l.mu.Lock()
+		for {
+			if l.closing {
+				l.mu.Unlock()
+				return
+			}
+			need := l.runJobsLocked()
+			if l.txErr != nil {
+				l.mu.Unlock()
+				l.shutdown(nd.ErrConnectionAborted, true)
+				return
+			}
+			if l.jobHead == len(l.jobs) {
+				break
+			}
+			ok, err := l.tx.ArmRoom(need)
+			if err != nil {
+				l.txErr = err
+				continue
+			}
+			if ok {
+				continue
+			}
+			l.mu.Unlock()
+			werr := l.txRoom.Wait()
+			l.mu.Lock()
+			l.tx.Disarm()
+			if werr != nil {
+				l.mu.Unlock()
+				return
+			}
+		}
+		l.mu.Unlock()
+	}
+}
+
+// queueAckLocked acknowledges every inbound message up to upTo, after the
+// jobs already queued (a Read response through the ring).
+func (l *link) queueAckLocked(upTo uint64) {
+	if l.closing {
+		return
+	}
+	if n := len(l.jobs); n > l.jobHead && l.jobs[n-1].kind == jobAck && n-1 > l.jobHead {
+		l.jobs[n-1].msg = upTo
+		return
+	}
+	l.jobs = append(l.jobs, job{kind: jobAck, msg: upTo})
+	l.kickLocked()
+}
