@@ -278,7 +278,11 @@ func (ep *Endpoint) Bind(res *nd.Result, mr nd.MemoryRegion, mw nd.MemoryWindow,
 		}
 		ep.a.windowMu.Unlock()
 	}
+	link := ep.link
 	ep.unlock()
+	if t, ok := link.(WindowTable); ok && desc.Token != 0 {
+		t.WindowBound(desc.Token, desc.Base, buf, rights)
+	}
 	if !ended {
 		ep.pump()
 	}
@@ -318,11 +322,13 @@ func (ep *Endpoint) Invalidate(res *nd.Result, mw nd.MemoryWindow, flags nd.Flag
 // invalidateLocal unbinds w if it is bound to ep.
 func (ep *Endpoint) invalidateLocal(w *Window) nd.Status {
 	ep.a.windowMu.Lock()
-	defer ep.a.windowMu.Unlock()
 	if !w.bound || w.ep != ep {
+		ep.a.windowMu.Unlock()
 		return nd.ErrInvalidationError
 	}
-	ep.a.unbindLocked(w)
+	u := ep.a.unbindLocked(w)
+	ep.a.windowMu.Unlock()
+	u.publish()
 	return nd.Success
 }
 

@@ -44,12 +44,42 @@ var _ nd.MemoryWindow = (*Window)(nil)
 // Close implements nd.MemoryWindow.
 func (w *Window) Close() error {
 	w.a.windowMu.Lock()
-	defer w.a.windowMu.Unlock()
+	var u unbound
 	if w.bound {
-		w.a.unbindLocked(w)
+		u = w.a.unbindLocked(w)
 	}
 	w.closed = true
+	w.a.windowMu.Unlock()
+	u.publish()
 	return nil
+}
+
+// unbound is a window the engine just unbound, for the endpoint's
+// WindowTable (if its link has one) to learn after the locks are released.
+type unbound struct {
+	ep    *Endpoint
+	token uint32
+}
+
+func (u unbound) publish() {
+	if u.ep == nil {
+		return
+	}
+	if t, ok := u.ep.windowTable(); ok {
+		t.WindowUnbound(u.token)
+	}
+}
+
+// windowTable returns the endpoint's link as a WindowTable, if it is one.
+func (ep *Endpoint) windowTable() (WindowTable, bool) {
+	ep.mu.Lock()
+	link := ep.link
+	if link == nil {
+		link = ep.closeLink
+	}
+	ep.mu.Unlock()
+	t, ok := link.(WindowTable)
+	return t, ok
 }
 
 // windowTable maps tokens to bound windows.
@@ -78,22 +108,30 @@ func (a *Adapter) bindLocked(w *Window, r *Region, buf []byte, rights nd.Flags, 
 	return nd.MWDescriptor{Base: w.base, Length: uint64(len(buf)), Token: token}
 }
 
-func (a *Adapter) unbindLocked(w *Window) {
+func (a *Adapter) unbindLocked(w *Window) unbound {
+	u := unbound{ep: w.ep, token: w.token}
 	delete(a.windows, w.token)
 	w.region.windows.Add(-1)
 	w.bound, w.region, w.buf, w.ep = false, nil, nil, nil
+	return u
 }
 
 // unbindEndpoint unbinds every window bound to ep: a window lives no longer
-// than its connection.
-func (a *Adapter) unbindEndpoint(ep *Endpoint) {
+// than its connection. link is the connection's link, for its WindowTable.
+func (a *Adapter) unbindEndpoint(ep *Endpoint, link Link) {
+	var tokens []uint32
 	a.windowMu.Lock()
 	for _, w := range a.windows {
 		if w.ep == ep {
-			a.unbindLocked(w)
+			tokens = append(tokens, a.unbindLocked(w).token)
 		}
 	}
 	a.windowMu.Unlock()
+	if t, ok := link.(WindowTable); ok {
+		for _, token := range tokens {
+			t.WindowUnbound(token)
+		}
+	}
 }
 
 // Fault says why a remote access was refused, for transports that report
@@ -159,15 +197,17 @@ func (ep *Endpoint) AccessFault(token uint32, addr uint64, length int, write boo
 func (ep *Endpoint) InvalidateWindow(token uint32) nd.Status {
 	a := ep.a
 	a.windowMu.Lock()
-	defer a.windowMu.Unlock()
 	w := a.windows[token]
 	if w == nil || w.ep != ep {
+		a.windowMu.Unlock()
 		return nd.ErrInvalidationError
 	}
-	a.unbindLocked(w)
+	u := a.unbindLocked(w)
 	if w.invalidate != nil {
 		w.invalidate.Status = nd.Success
 		w.invalidate.BytesTransferred = 0
 	}
+	a.windowMu.Unlock()
+	u.publish()
 	return nd.Success
 }

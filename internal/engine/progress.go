@@ -181,10 +181,10 @@ func (ep *Endpoint) unlock() {
 	link, st := ep.closeLink, ep.closeStatus
 	ep.closePending, ep.closeLink = false, nil
 	ep.mu.Unlock()
+	ep.a.unbindEndpoint(ep, link)
 	if link != nil {
 		link.Close(st)
 	}
-	ep.a.unbindEndpoint(ep)
 	ep.c.ended()
 }
 

@@ -94,3 +94,18 @@ type LinkEvents interface {
 	// Closed: the connection ended (Success: gracefully).
 	Closed(status nd.Status)
 }
+
+// WindowTable is what a Link may also implement to publish the windows
+// bound to its endpoint, so that the peer can check and carry out one-sided
+// accesses itself, without this side's goroutines (shared memory). The
+// engine stays authoritative: it calls WindowBound after binding and before
+// the application gets the descriptor, and WindowUnbound after it stopped
+// honouring the token and before the unbinding is reported (Invalidate's
+// completion, the Receive of a SendAndInvalidate, Window.Close, the end of
+// the connection). WindowUnbound must return only when no peer access
+// through the window is in flight. Neither is called with engine locks
+// held.
+type WindowTable interface {
+	WindowBound(token uint32, base uint64, buf []byte, rights nd.Flags)
+	WindowUnbound(token uint32)
+}
