@@ -31,7 +31,11 @@ func (l *link) setConfirm() {
 	}
 	_, ord := ep.Limits()
 	l.mu.Lock()
-	l.confirm = l.peerIRD > ord
+	// Only toward godirect peers: Linux siw (6.1) may answer a zero-length
+	// Read Request that arrives while it is sending with a response
+	// carrying the bytes of its previous work request, so toward siw Sends
+	// and Writes complete when written, as siw's own do.
+	l.confirm = l.peerIRD > ord && l.godirect
 	l.mu.Unlock()
 }
 

@@ -178,18 +178,20 @@ func (t *transport) passive(pl *portListener, c *net.TCPConn) {
 	if req.Enhanced {
 		ird, ord = appLimit(req.IRD, godirect), appLimit(req.ORD, godirect)
 	}
+	// l.mu is held until l.events is set: the application may Accept
+	// (which reads l.events) as soon as Deliver handed the request over.
+	l.mu.Lock()
 	events, err := nl.Deliver(engine.ConnRequest{
 		Local: l.local, Remote: l.remote, Protocol: protocol,
 		IRD: ird, ORD: ord, PrivateData: user,
 	}, l)
+	l.events = events
+	l.mu.Unlock()
 	if err != nil {
 		l.writeReject(req, nil)
 		c.Close()
 		return
 	}
-	l.mu.Lock()
-	l.events = events
-	l.mu.Unlock()
 	l.wg.Add(1)
 	l.readLoop()
 	l.wg.Done()
@@ -244,6 +246,7 @@ func (l *link) Accept(ird, ord int, privateData []byte) error {
 	l.replied = true
 	l.awaitRTR = rep.PeerToPeer
 	l.holdTx = true // nothing leaves before the first inbound FPDU
+	events := l.events
 	l.mu.Unlock()
 	if rep.PeerToPeer {
 		l.conn.SetReadDeadline(time.Now().Add(l.t.p.cfg.HandshakeTimeout))
@@ -260,7 +263,7 @@ func (l *link) Accept(ird, ord int, privateData []byte) error {
 		// A peer that does not send a ready-to-receive frame (siw) is
 		// connected once the reply is out; our first frames wait for its
 		// first one.
-		l.events.Ready()
+		events.Ready()
 	}
 	return nil
 }

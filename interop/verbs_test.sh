@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# verbs_test.sh - runs provider/verbs's tests on real kernel RDMA devices in
+# the throw-away VM of ../../shared/interop/vm.sh (soft-iWARP siw0 on
+# 192.0.2.1, Soft-RoCE rxe0 on 192.0.2.2), and prints one line per case and
+# "N passed, M failed" at the end. See docs/verbs.md.
+#
+# It builds the test binary on the host (cgo, -tags verbs: needs
+# libibverbs-dev and librdmacm-dev), boots the VM once and runs in it:
+#
+#   1. TestConformance/<device>/...: the whole ndtest suite over siw0 and
+#      over rxe0;
+#   2. TestMixed/siw0/{verbs-active,tcp-active}/... (one process per role):
+#      ndtest's Connection,
+#      Send, Receive, Read, Write and Memory cases between provider/verbs on
+#      siw0 and provider/tcp on the same address, in both roles.
+#
+# Cases a device cannot do are skipped by the test binary, which prints a
+# "SKIP-RULE pattern: reason" line for each; they are listed as SKIP here and
+# counted in neither number.
+#
+# Environment:
+#   ND_VM_SH       the VM harness (default: ../../shared/interop/vm.sh from here)
+#   ND_VM_TIMEOUT  hard limit for the VM run in seconds (default 1500)
+#   ND_TEST_BIN    use this test binary instead of building one
+#   ND_CASES       run only this -test.run pattern (instead of both runs above)
+#   VERBS_NO_SKIPS=1  run the device-limited cases too
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+vmsh=${ND_VM_SH:-$here/../../shared/interop/vm.sh}
+vm_timeout=${ND_VM_TIMEOUT:-1500}
+
+passed=0 failed=0
+finish() {
+	echo "$passed passed, $failed failed"
+	((failed == 0 && passed > 0))
+	exit
+}
+fail_all() {
+	echo "FAIL all: $1"
+	failed=$((failed + 1))
+	finish
+}
+
+[[ -x $vmsh ]] || fail_all "no VM harness at $vmsh (set ND_VM_SH)"
+[[ $(id -u) == 0 ]] || fail_all "vm.sh needs root"
+
+tmp=$(mktemp -d /tmp/nd-verbs-test.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+if [[ -n ${ND_TEST_BIN:-} ]]; then
+	cp "$ND_TEST_BIN" "$tmp/verbs.test" || fail_all "cannot copy ND_TEST_BIN=$ND_TEST_BIN"
+else
+	echo "building the verbs test binary from $repo" >&2
+	(cd "$repo" && CGO_ENABLED=1 go test -c -tags verbs -o "$tmp/verbs.test" ./provider/verbs/) >&2 ||
+		fail_all "go test -c -tags verbs failed (apt-get install libibverbs-dev librdmacm-dev)"
+fi
+
+runs=("TestConformance" "TestMixed/.*/verbs-active/(Connection|Send|Receive|Read|Write|Memory)/" "TestMixed/.*/tcp-active/(Connection|Send|Receive|Read|Write|Memory)/")
+[[ -n ${ND_CASES:-} ]] && runs=("$ND_CASES")
+{
+	echo '#!/bin/bash'
+	echo 'RUNS=('
+	for r in "${runs[@]}"; do printf '  %q\n' "$r"; done
+	echo ')'
+	[[ -n ${VERBS_NO_SKIPS:-} ]] && echo 'export VERBS_NO_SKIPS=1'
+	cat <<'GUEST'
+cd /tmp
+ulimit -l unlimited
+echo "guest: $(uname -r); devices: $(ibv_devices | awk 'NR>2{printf "%s ", $1}')"
+for r in "${RUNS[@]}"; do
+	echo "=== RUNSET $r"
+	timeout 1400 /inject/verbs.test -test.run "$r" -test.v -test.count 1 -test.timeout 1380s 2>&1
+	echo "=== RUNSET-EXIT $?"
+done
+GUEST
+} >"$tmp/guest.sh"
+
+echo "booting the VM" >&2
+"$vmsh" -t "$vm_timeout" -i "$tmp/verbs.test" -s "$tmp/guest.sh" >"$tmp/out" 2>"$tmp/err"
+vmrc=$?
+
+# Leaf cases: a --- line whose name is no other's prefix.
+grep -E '^\s*--- (PASS|FAIL|SKIP): ' "$tmp/out" | sed -E 's/^\s*--- (PASS|FAIL|SKIP): ([^ ]+).*/\1 \2/' >"$tmp/results"
+awk '{print $2}' "$tmp/results" | sort -u >"$tmp/names"
+while read -r res name; do
+	if grep -q -F "$name/" "$tmp/names"; then continue; fi
+	case $res in
+	PASS) passed=$((passed + 1)); echo "PASS $name" ;;
+	FAIL) failed=$((failed + 1)); echo "FAIL $name" ;;
+	SKIP) echo "SKIP $name" ;;
+	esac
+done <"$tmp/results"
+grep -E '^SKIP-RULE ' "$tmp/out" | sort -u | sed 's/^SKIP-RULE /SKIP (rule) /'
+if ((failed > 0)); then
+	echo "failure messages:"
+	grep -E '^\s+[a-z_]+\.go:[0-9]+: ' "$tmp/out" | grep -v -E 'device .* on |granted inline|sender.s Send completed with|more than the suite allocates' | sed 's/^\s*/    | /' | head -n 60
+fi
+grep -E '^(panic|fatal error|=== RUNSET-EXIT [^0]|guest:)' "$tmp/out"
+if grep -q -E '^(panic:|fatal error)' "$tmp/out"; then
+	grep -A 25 -E '^(panic:|fatal error)' "$tmp/out" | sed 's/^/    | /' | head -n 40
+	failed=$((failed + 1))
+fi
+if ((vmrc != 0)); then
+	echo "vm.sh exited $vmrc; its diagnostics:"
+	sed 's/^/    | /' "$tmp/err" | tail -n 20
+	failed=$((failed + 1))
+fi
+finish
