@@ -6,8 +6,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 
 	"github.com/godirect/nd"
 )
@@ -76,24 +78,45 @@ func splitSGL(dst []nd.SGE, buf []byte, region nd.MemoryRegion, n int) []nd.SGE 
 	return dst
 }
 
-// receiveRing keeps a fixed number of Receives posted on one endpoint, all
-// into the same scatter/gather list. Receives complete in post order, so the
-// next completion always belongs to the oldest slot. It suits protocols that
-// have at most one message in flight towards the endpoint, since every
-// Receive lands in the same buffer.
+// receiveRing keeps a fixed number of Receives posted on one endpoint.
+// Receives complete in post order, so the next completion always belongs to
+// the oldest slot. Made by newReceiveRing, every Receive lands in the same
+// scatter/gather list, which suits protocols that have at most one message
+// in flight towards the endpoint or that ignore the bytes; made by
+// newReceiveSlots, each slot has a buffer of its own.
 type receiveRing struct {
 	ep      nd.Endpoint
-	sgl     []nd.SGE
+	sgls    [][]nd.SGE // each slot's scatter/gather list
 	results []nd.Result
 	head    int // the slot whose completion comes next
 }
 
 // newReceiveRing posts depth Receives into sgl on ep.
 func newReceiveRing(ep nd.Endpoint, sgl []nd.SGE, depth int) (*receiveRing, error) {
-	r := &receiveRing{ep: ep, sgl: sgl, results: make([]nd.Result, depth)}
+	sgls := make([][]nd.SGE, depth)
+	for i := range sgls {
+		sgls[i] = sgl
+	}
+	return postReceives(ep, sgls)
+}
+
+// newReceiveSlots posts depth Receives on ep, each into its own part of buf
+// (in region), of len(buf)/depth bytes.
+func newReceiveSlots(ep nd.Endpoint, buf []byte, region nd.MemoryRegion, depth int) (*receiveRing, error) {
+	sgls := make([][]nd.SGE, depth)
+	size := len(buf) / depth
+	for i := range sgls {
+		sgls[i] = []nd.SGE{{Buffer: buf[i*size : (i+1)*size], Region: region}}
+	}
+	return postReceives(ep, sgls)
+}
+
+// postReceives posts a Receive into each of sgls.
+func postReceives(ep nd.Endpoint, sgls [][]nd.SGE) (*receiveRing, error) {
+	r := &receiveRing{ep: ep, sgls: sgls, results: make([]nd.Result, len(sgls))}
 	for i := range r.results {
-		if err := ep.Receive(&r.results[i], sgl); err != nil {
-			return nil, fmt.Errorf("posting Receive %d of %d: %w", i+1, depth, err)
+		if err := ep.Receive(&r.results[i], sgls[i]); err != nil {
+			return nil, fmt.Errorf("posting Receive %d of %d: %w", i+1, len(sgls), err)
 		}
 	}
 	return r, nil
@@ -103,15 +126,24 @@ func newReceiveRing(ep nd.Endpoint, sgl []nd.SGE, depth int) (*receiveRing, erro
 // one that completes next.
 func (r *receiveRing) owns(res *nd.Result) bool { return res == &r.results[r.head] }
 
-// complete checks the oldest Receive's completion, reposts it and returns
-// the number of bytes it received.
-func (r *receiveRing) complete() (int, error) {
+// complete checks the oldest Receive's completion, copies what it received
+// into dst (as much as fits; dst may be nil), reposts it and returns the
+// number of bytes it received.
+func (r *receiveRing) complete(dst []byte) (int, error) {
 	res := &r.results[r.head]
 	if err := res.Status.Err(); err != nil {
 		return 0, fmt.Errorf("Receive completed with %w", err)
 	}
 	n := res.BytesTransferred
-	if err := r.ep.Receive(res, r.sgl); err != nil {
+	left := min(n, len(dst))
+	for _, sge := range r.sgls[r.head] {
+		if left == 0 {
+			break
+		}
+		c := copy(dst[:left], sge.Buffer)
+		dst, left = dst[c:], left-c
+	}
+	if err := r.ep.Receive(res, r.sgls[r.head]); err != nil {
 		return 0, fmt.Errorf("reposting Receive: %w", err)
 	}
 	r.head++
@@ -120,3 +152,84 @@ func (r *receiveRing) complete() (int, error) {
 	}
 	return n, nil
 }
+
+// requestRing is a ring of Results for the outbound requests of one
+// endpoint, which complete in post order: the oldest one in flight always
+// completes next.
+type requestRing struct {
+	results []nd.Result
+	head    int // the oldest request in flight
+	pending int // requests in flight
+}
+
+// newRequestRing returns a ring for up to n requests in flight.
+func newRequestRing(n int) *requestRing { return &requestRing{results: make([]nd.Result, n)} }
+
+// full reports whether n requests are in flight.
+func (r *requestRing) full() bool { return r.pending == len(r.results) }
+
+// next returns the Result for the next request; post with it, then call
+// posted. The ring must not be full.
+func (r *requestRing) next() *nd.Result { return &r.results[r.slot()] }
+
+// slot is the index of next's Result, for callers that keep a buffer per
+// request in flight.
+func (r *requestRing) slot() int {
+	i := r.head + r.pending
+	if i >= len(r.results) {
+		i -= len(r.results)
+	}
+	return i
+}
+
+// posted counts the request posted with next's Result as in flight.
+func (r *requestRing) posted() { r.pending++ }
+
+// owns reports whether res is the Result of the oldest request in flight,
+// the one that completes next.
+func (r *requestRing) owns(res *nd.Result) bool { return r.pending > 0 && res == &r.results[r.head] }
+
+// complete checks the oldest request's completion and frees its slot.
+func (r *requestRing) complete() error {
+	res := &r.results[r.head]
+	r.pending--
+	if r.head++; r.head == len(r.results) {
+		r.head = 0
+	}
+	return res.Status.Err()
+}
+
+// waitAll reaps completions until every one of want has completed, each
+// with success. Any other completion is an error: the caller waits for
+// everything it has in flight.
+func (r *reaper) waitAll(want ...*nd.Result) error {
+	left := len(want)
+	for left > 0 {
+		done, err := r.next()
+		if err != nil {
+			return err
+		}
+		for _, res := range done {
+			i := slices.Index(want, res)
+			if i < 0 {
+				if err := res.Status.Err(); err != nil {
+					return fmt.Errorf("a request completed with %w", err)
+				}
+				return errUnexpected
+			}
+			if err := res.Status.Err(); err != nil {
+				return err
+			}
+			want[i] = nil
+			left--
+		}
+	}
+	return nil
+}
+
+// errUnexpected reports a completion that belongs to no request in flight.
+var errUnexpected = errors.New("a completion for no request in flight")
+
+// poll returns the completions available now, without waiting. The slice
+// is the reaper's own and is valid until the next call.
+func (r *reaper) poll() []*nd.Result { return r.results[:r.cq.GetResults(r.results)] }

@@ -5,8 +5,15 @@
 // Usage:
 //
 //	nd info [-provider NAME] [ADDRESS]
-//	nd pingpong [-provider NAME] [-s | -c] [-p PORT] [-b] [-n SGES] [-q DEPTH]
+//	nd ping [-provider NAME] [-crc] [-s | -c] [-p PORT] [-b] [-n SGES] [-q DEPTH]
+//	        [-max BYTES] [-iters N] [ADDRESS[:PORT]]
+//	nd pingpong [-provider NAME] [-crc] [-s | -c] [-p PORT] [-b] [-n SGES] [-q DEPTH]
 //	            [-max BYTES] [-iters N] [ADDRESS[:PORT]]
+//	nd rdmaping [-provider NAME] [-crc] [-s | -c] [-p PORT] [-w | -r] [-b] [-n SGES]
+//	            [-q DEPTH] [-max BYTES] [-iters N] [ADDRESS[:PORT]]
+//	nd rdmapingpong [-provider NAME] [-crc] [-s | -c] [-p PORT] [-b] [-n SGES]
+//	            [-max BYTES] [-iters N] [ADDRESS[:PORT]]
+//	nd rping (-s | -c) [-v] [-V] [-S SIZE] [-C COUNT] [-a ADDR] [-p PORT] [-provider NAME] [-crc]
 //	nd help [COMMAND]
 //
 // Run "nd help COMMAND" or "nd COMMAND -h" for the flags of one command.
@@ -42,7 +49,11 @@ type runFunc func(ctx context.Context, positional []string) error
 // commands lists the subcommands in the order "nd help" shows them.
 var commands = []command{
 	{"info", "print the provider's addresses and an adapter's limits (ndadapterinfo)", infoFlags},
+	{"ping", "one-way Send/Receive message rate with credits (ndping)", pingFlags},
 	{"pingpong", "Send/Receive round-trip latency and bandwidth (ndpingpong)", pingpongFlags},
+	{"rdmaping", "one-sided RDMA Write or Read throughput (ndrping)", rdmapingFlags},
+	{"rdmapingpong", "RDMA Write ping-pong, polling the last byte (ndrpingpong)", rdmapingpongFlags},
+	{"rping", "rdma-core's rping: RDMA Read/Write ping, wire-compatible with rping over siw", rpingFlags},
 }
 
 func main() {
@@ -144,7 +155,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Commands:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-13s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, `Run "nd help <command>" or "nd <command> -h" for the flags of a command.`)

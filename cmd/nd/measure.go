@@ -67,3 +67,76 @@ func printRow(w io.Writer, s sample) {
 	}
 	fmt.Fprintf(w, " %9d %9d %9.2f %7.2f %11.0f\n", s.size, s.iters, latency, cpu, rate)
 }
+
+// The ND tools' sweep.
+const (
+	sweepBytes       = 500 * 4 << 20 // a size gets sweepBytes/size iterations, up to the tool's maximum
+	defaultMaxSize   = 4 << 20       // the largest message of the sweep
+	warmupIterations = 1000          // iterations before the sweep, of 1 byte
+	// The tools' iterations per size at most: ndpingpong and ndrpingpong
+	// make 100000 round trips, ndping and ndrping 500000 one-way transfers.
+	roundTripIterations = 100_000
+	oneWayIterations    = 500_000
+)
+
+// step is one message size of the sweep and its number of iterations.
+type step struct{ size, iters int }
+
+// sweep returns the sizes from 1 to maxSize, doubling, with the ND tools'
+// iteration count for each, min(maxIters, sweepBytes/size), capped at
+// itersCap if it is not 0.
+func sweep(maxSize, maxIters, itersCap int) []step {
+	var steps []step
+	for size := 1; size <= maxSize; size *= 2 {
+		n := max(1, min(maxIters, sweepBytes/size))
+		if itersCap > 0 {
+			n = min(n, itersCap)
+		}
+		steps = append(steps, step{size, n})
+		if size > maxSize/2 {
+			break // the next doubling would pass maxSize (or overflow)
+		}
+	}
+	return steps
+}
+
+// schedule is ndpingpong's sweep: up to 100000 round trips per size.
+func schedule(maxSize, itersCap int) []step { return sweep(maxSize, roundTripIterations, itersCap) }
+
+// warmups is the number of warm-up iterations.
+func warmups(itersCap int) int {
+	if itersCap > 0 {
+		return min(warmupIterations, itersCap)
+	}
+	return warmupIterations
+}
+
+// totalIters is the number of iterations of steps.
+func totalIters(steps []step) int64 {
+	var n int64
+	for _, s := range steps {
+		n += int64(s.iters)
+	}
+	return n
+}
+
+// measureSweep prints the header to out, runs the warm-up (warm iterations
+// of 1 byte) and then each step under a meter, printing a row per step.
+// iterate runs n iterations of size bytes; a round trip moves msgsPerIter
+// messages and latencyDiv divides its time into the latency (see sample).
+func measureSweep(out io.Writer, warm int, steps []step, msgsPerIter, latencyDiv int, iterate func(size, n int) error) error {
+	printHeader(out)
+	if err := iterate(1, warm); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	var m meter
+	for _, st := range steps {
+		m.start()
+		if err := iterate(st.size, st.iters); err != nil {
+			return fmt.Errorf("size %d: %w", st.size, err)
+		}
+		wall, cpu := m.stop()
+		printRow(out, sample{size: st.size, iters: st.iters, wall: wall, cpu: cpu, msgsPerIter: msgsPerIter, latencyDiv: latencyDiv})
+	}
+	return nil
+}

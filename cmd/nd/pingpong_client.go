@@ -26,15 +26,12 @@ type pinger struct {
 	inline  int // the endpoint's MaxInlineData
 }
 
-// ping connects from adapter a to the server at remote, runs the warm-up
+// drive connects from adapter a to the server at remote, runs the warm-up
 // and the sweep, prints the table to out and disconnects.
-func (c *pingpongConfig) ping(ctx context.Context, a nd.Adapter, remote netip.AddrPort, out io.Writer) error {
+func (c *pingpongConfig) drive(ctx context.Context, a nd.Adapter, remote netip.AddrPort, out io.Writer) error {
 	steps := schedule(int(c.maxSize), c.iters)
 	warm := warmups(c.iters)
-	messages := int64(warm)
-	for _, s := range steps {
-		messages += int64(s.iters)
-	}
+	messages := int64(warm) + totalIters(steps)
 	maxSize := steps[len(steps)-1].size
 
 	limits, err := c.limits(a, maxSize)
@@ -62,7 +59,7 @@ func (c *pingpongConfig) ping(ctx context.Context, a nd.Adapter, remote netip.Ad
 	if err != nil {
 		return err
 	}
-	if err := s.dial(ctx, remote, hello{maxSize, messages}.marshal(), checkWelcome); err != nil {
+	if err := s.dial(ctx, remote, pingpongGreeting.hello(hello{maxSize: maxSize, count: messages}), pingpongGreeting.checkWelcome); err != nil {
 		return err
 	}
 
@@ -77,18 +74,8 @@ func (c *pingpongConfig) ping(ctx context.Context, a nd.Adapter, remote netip.Ad
 		sges:    c.sges,
 		inline:  s.ep.MaxInlineData(),
 	}
-	printHeader(out)
-	if err := p.rounds(1, warm); err != nil {
-		return fmt.Errorf("warm-up: %w", err)
-	}
-	var m meter
-	for _, st := range steps {
-		m.start()
-		if err := p.rounds(st.size, st.iters); err != nil {
-			return err
-		}
-		wall, cpu := m.stop()
-		printRow(out, sample{size: st.size, iters: st.iters, wall: wall, cpu: cpu, msgsPerIter: 2, latencyDiv: 2})
+	if err := measureSweep(out, warm, steps, 2, 2, p.rounds); err != nil {
+		return err
 	}
 	if err := s.conn.Disconnect(ctx); err != nil {
 		return fmt.Errorf("Disconnect: %w", err)
@@ -109,10 +96,10 @@ func (p *pinger) rounds(size, n int) error {
 		stamp := byte(i)
 		p.sendBuf[0] = stamp
 		if err := p.ep.Send(&p.sendRes, sgl, 0); err != nil {
-			return fmt.Errorf("size %d, iteration %d: Send: %w", size, i, err)
+			return fmt.Errorf("iteration %d: Send: %w", i, err)
 		}
 		if err := p.await(size, stamp); err != nil {
-			return fmt.Errorf("size %d, iteration %d: %w", size, i, err)
+			return fmt.Errorf("iteration %d: %w", i, err)
 		}
 	}
 	return nil
@@ -135,7 +122,7 @@ func (p *pinger) await(size int, stamp byte) error {
 				}
 				sent = true
 			case p.recv.owns(r):
-				n, err := p.recv.complete()
+				n, err := p.recv.complete(nil)
 				if err != nil {
 					return err
 				}

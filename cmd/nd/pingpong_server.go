@@ -19,9 +19,7 @@ type echoer struct {
 	recv    *receiveRing
 	recvBuf []byte
 	recvMR  nd.MemoryRegion
-	sends   []nd.Result // a ring of Send Results; Sends complete in post order
-	head    int         // the oldest Send in flight
-	pending int         // Sends in flight
+	sends   *requestRing
 	sgl     []nd.SGE
 	sges    int
 	inline  int
@@ -34,7 +32,7 @@ func (c *pingpongConfig) serve(ctx context.Context, a nd.Adapter, l nd.Listener,
 	if err != nil {
 		return err
 	}
-	h, err := parseHello(r.data)
+	h, err := pingpongGreeting.parseHello(r.data)
 	if err != nil {
 		return r.reject(err)
 	}
@@ -57,10 +55,10 @@ func (c *pingpongConfig) serve(ctx context.Context, a nd.Adapter, l nd.Listener,
 	if err != nil {
 		return r.reject(err)
 	}
-	if err := s.accept(ctx, r, welcome()); err != nil {
+	if err := s.accept(ctx, r, pingpongGreeting.welcome(nil)); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "Accepted a connection from %s: %d messages of up to %d bytes\n", r.peer, h.messages, h.maxSize)
+	fmt.Fprintf(out, "Accepted a connection from %s: %d messages of up to %d bytes\n", r.peer, h.count, h.maxSize)
 
 	e := &echoer{
 		ep:      s.ep,
@@ -68,18 +66,18 @@ func (c *pingpongConfig) serve(ctx context.Context, a nd.Adapter, l nd.Listener,
 		recv:    recv,
 		recvBuf: recvBuf,
 		recvMR:  recvMR,
-		sends:   make([]nd.Result, c.depth),
+		sends:   newRequestRing(c.depth),
 		sgl:     make([]nd.SGE, c.sges),
 		sges:    c.sges,
 		inline:  s.ep.MaxInlineData(),
 	}
-	if err := e.echo(h.messages); err != nil {
+	if err := e.echo(h.count); err != nil {
 		return fmt.Errorf("client %s: %w", r.peer, err)
 	}
 	if err := s.conn.NotifyDisconnect(ctx); err != nil {
 		return fmt.Errorf("client %s: NotifyDisconnect: %w", r.peer, err)
 	}
-	fmt.Fprintf(out, "Echoed %d messages; %s disconnected\n", h.messages, r.peer)
+	fmt.Fprintf(out, "Echoed %d messages; %s disconnected\n", h.count, r.peer)
 	return nil
 }
 
@@ -93,16 +91,12 @@ func (e *echoer) echo(count int64) error {
 		}
 		for _, r := range done {
 			switch {
-			case e.pending > 0 && r == &e.sends[e.head]:
-				if err := r.Status.Err(); err != nil {
+			case e.sends.owns(r):
+				if err := e.sends.complete(); err != nil {
 					return fmt.Errorf("message %d: Send completed with %w", echoed, err)
 				}
-				e.pending--
-				if e.head++; e.head == len(e.sends) {
-					e.head = 0
-				}
 			case e.recv.owns(r):
-				n, err := e.recv.complete()
+				n, err := e.recv.complete(nil)
 				if err != nil {
 					return fmt.Errorf("message %d: %w", echoed, err)
 				}
@@ -122,17 +116,16 @@ func (e *echoer) echo(count int64) error {
 // may be posted for the next Receive already: the client sends the next
 // message only when this one came back.
 func (e *echoer) send(n int) error {
-	if e.pending == len(e.sends) {
-		return fmt.Errorf("%d echoes are in flight and none completed", e.pending)
+	if e.sends.full() {
+		return fmt.Errorf("%d echoes are in flight and none completed", e.sends.pending)
 	}
 	region := e.recvMR
 	if n <= e.inline {
 		region = nil
 	}
-	res := &e.sends[(e.head+e.pending)%len(e.sends)]
-	if err := e.ep.Send(res, splitSGL(e.sgl, e.recvBuf[:n], region, e.sges), 0); err != nil {
+	if err := e.ep.Send(e.sends.next(), splitSGL(e.sgl, e.recvBuf[:n], region, e.sges), 0); err != nil {
 		return fmt.Errorf("Send of %d bytes: %w", n, err)
 	}
-	e.pending++
+	e.sends.posted()
 	return nil
 }

@@ -5,6 +5,7 @@ package main
 // to make it available to every command.
 import (
 	_ "github.com/godirect/nd/provider/loop" // "loop": in-process, adapters of this process only
+	_ "github.com/godirect/nd/provider/tcp"  // "tcp": iWARP over TCP, the host's addresses
 )
 
 // defaultProvider is the provider the commands use without -provider.

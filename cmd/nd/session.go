@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/provider/tcp"
 )
 
 // ndProtocol is the ND protocol number the test tools connect with (the
@@ -35,14 +36,62 @@ func openProvider(name string) (nd.Provider, []netip.Addr, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w (known providers: %s)", err, providerList())
 	}
+	return providerAddrs(p)
+}
+
+// providerAddrs returns p and the addresses it serves, at least one.
+func providerAddrs(p nd.Provider) (nd.Provider, []netip.Addr, error) {
 	addrs, err := p.Addresses()
 	if err != nil {
-		return nil, nil, fmt.Errorf("provider %s: QueryAddressList: %w", name, err)
+		return nil, nil, fmt.Errorf("provider %s: QueryAddressList: %w", p.Name(), err)
 	}
 	if len(addrs) == 0 {
-		return nil, nil, fmt.Errorf("provider %s serves no address", name)
+		return nil, nil, fmt.Errorf("provider %s serves no address", p.Name())
 	}
 	return p, addrs, nil
+}
+
+// providerOpts are the data tests' -provider and -crc flags.
+type providerOpts struct {
+	name string
+	crc  bool // -crc: MPA CRC32c on the tcp provider's connections
+}
+
+// define defines -provider and -crc on fs.
+func (o *providerOpts) define(fs *flag.FlagSet) {
+	fs.StringVar(&o.name, "provider", defaultProvider, "the ND provider to use, by `name` (one of: "+providerList()+")")
+	fs.BoolVar(&o.crc, "crc", false, "with -provider tcp: ask for MPA CRC32c on every connection (either side may ask)")
+}
+
+// open returns the provider the flags name and its addresses. With -crc it
+// is a tcp provider of its own, made by tcp.New with Config.CRC set;
+// adapters of one process that must reach each other all come from it.
+func (o *providerOpts) open() (nd.Provider, []netip.Addr, error) {
+	if !o.crc {
+		return openProvider(o.name)
+	}
+	if o.name != tcp.Name {
+		return nil, nil, usagef("-crc applies to -provider %s only, not %s", tcp.Name, o.name)
+	}
+	cfg := tcp.DefaultConfig()
+	cfg.CRC = true
+	return providerAddrs(tcp.New(cfg))
+}
+
+// defaultServerAddr is the address a server listens on when none is given, and the
+// server's address when both sides run in one process: the provider's first
+// loopback address (IPv4 first), so that "-s" and "-c 127.0.0.1" meet on
+// one host whatever order the provider lists its addresses in; a provider
+// without one listens on its first address.
+func defaultServerAddr(addrs []netip.Addr) netip.Addr {
+	for _, v4 := range []bool{true, false} {
+		for _, a := range addrs {
+			if a.IsLoopback() && a.Is4() == v4 {
+				return a
+			}
+		}
+	}
+	return addrs[0]
 }
 
 // openAdapter opens p's adapter for addr, naming the step and the addresses
@@ -234,6 +283,18 @@ func (s *session) accept(ctx context.Context, r *request, privateData []byte) er
 		return fmt.Errorf("Accept from %s: %w", r.peer, err)
 	}
 	return nil
+}
+
+// readLimits returns the read limits the connection of c negotiated for an
+// endpoint created with mine: each is the smaller of this side's and the
+// peer's offer (GetConnectionData reports the peer's from this side's point
+// of view, clamped to the adapter's).
+func readLimits(c nd.Connector, mine nd.EndpointLimits) (inbound, outbound int, err error) {
+	cd, err := c.GetConnectionData(nil)
+	if err != nil && !errors.Is(err, nd.ErrBufferOverflow) {
+		return 0, 0, fmt.Errorf("GetConnectionData: %w", err)
+	}
+	return min(mine.InboundReadLimit, cd.InboundReadLimit), min(mine.OutboundReadLimit, cd.OutboundReadLimit), nil
 }
 
 // connectionData returns the peer's private data of c's connection.

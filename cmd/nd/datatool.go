@@ -1,0 +1,249 @@
+package main
+
+// What every data test (ping, pingpong, rdmaping, rdmapingpong) shares: the
+// ND tools' command line (-s, -c, -p, -b, -n, -q and ADDRESS[:PORT]) plus
+// nd's -provider, -crc, -max and -iters, and the three ways to run: server,
+// client, or both in this process when neither -s nor -c is given.
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/netip"
+	"sync"
+
+	"github.com/godirect/nd"
+)
+
+// dataTool is the two halves of a data test.
+type dataTool interface {
+	// serve accepts one connection on l, a listener of a, and serves it;
+	// progress messages go to out.
+	serve(ctx context.Context, a nd.Adapter, l nd.Listener, out io.Writer) error
+	// drive connects from a to the server at remote, runs the test, prints
+	// the table to out and disconnects.
+	drive(ctx context.Context, a nd.Adapter, remote netip.AddrPort, out io.Writer) error
+}
+
+// dataFlags is the parsed command line of a data test.
+type dataFlags struct {
+	provider       providerOpts
+	server, client bool
+	port           uint
+	portSet        bool // -p was given
+	blocking       bool // -b: block in Notify instead of polling
+	sges           int  // -n: scatter/gather entries per request
+	depth          int  // -q: the queue or pipeline depth (0 if the test has no -q)
+	maxSize        byteSize
+	iters          int    // -iters: cap on the iterations per size (0: none)
+	target         string // the ADDRESS[:PORT] argument, or ""
+}
+
+// define defines the shared flags on fs with the test's default port.
+// depthUsage, if not empty, defines -q (default 128) with that usage.
+func (f *dataFlags) define(fs *flag.FlagSet, port uint16, depthUsage string) {
+	f.maxSize = defaultMaxSize
+	f.provider.define(fs)
+	fs.BoolVar(&f.server, "s", false, "run the server: accept one connection and serve it")
+	fs.BoolVar(&f.client, "c", false, "run the client: connect to ADDRESS[:PORT] and measure")
+	fs.UintVar(&f.port, "p", uint(port), "the `port` to listen on or connect to (ADDRESS:PORT overrides it)")
+	fs.BoolVar(&f.blocking, "b", false, "block in CompletionQueue.Notify for completions instead of polling")
+	fs.IntVar(&f.sges, "n", 1, "scatter/gather `entries` per request")
+	if depthUsage != "" {
+		fs.IntVar(&f.depth, "q", 128, depthUsage)
+	}
+	fs.Var(&f.maxSize, "max", "the largest message size in `bytes` (suffixes K, M, G)")
+	fs.IntVar(&f.iters, "iters", 0, "at most `N` iterations per size, and of the warm-up (0: the ND tool's count)")
+}
+
+// usage prints a data test's help: the synopsis, the test's description,
+// the ways to run it and the flags.
+func (f *dataFlags) usage(fs *flag.FlagSet, synopsis, description string) {
+	w := fs.Output()
+	name := fs.Name()
+	fmt.Fprintf(w, "Usage: nd %s %s\n\n%s\n", name, synopsis, description)
+	fmt.Fprintf(w, "  nd %-22s both sides in this process (loopback addresses)\n", name)
+	fmt.Fprintf(w, "  nd %-22s server on ADDRESS (default: the provider's loopback address)\n", name+" -s [ADDRESS]")
+	fmt.Fprintf(w, "  nd %-22s client of the server at ADDRESS\n", name+" -c ADDRESS")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "The loop provider only connects adapters of one process: use it without -s/-c.")
+	fmt.Fprintln(w, "-provider tcp (iWARP over TCP) reaches other processes and hosts.")
+	fmt.Fprintln(w, "(The ND tools' -p meant polling, which is the default here; -p is the port.)")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Flags:")
+	fs.PrintDefaults()
+}
+
+// parse takes the positional arguments and checks the shared flags.
+func (f *dataFlags) parse(fs *flag.FlagSet, args []string) error {
+	fs.Visit(func(fl *flag.Flag) { f.portSet = f.portSet || fl.Name == "p" })
+	if len(args) > 1 {
+		return usagef("too many arguments: %q", args)
+	}
+	if len(args) == 1 {
+		f.target = args[0]
+	}
+	switch {
+	case f.server && f.client:
+		return usagef("-s and -c exclude each other")
+	case f.client && f.target == "":
+		return usagef("-c needs the server's ADDRESS[:PORT]")
+	case !f.server && !f.client && f.target != "":
+		return usagef("give -s or -c with an address (without both, the test runs in this process)")
+	case f.port > 65535:
+		return usagef("-p %d: not a port", f.port)
+	case f.sges < 1:
+		return usagef("-n %d: a request needs at least 1 scatter/gather entry", f.sges)
+	case f.depth < 0 || fs.Lookup("q") != nil && f.depth < 1:
+		return usagef("-q %d: the queue depth must be at least 1", f.depth)
+	case f.maxSize < 1:
+		return usagef("-max %d: the largest message must be at least 1 byte", f.maxSize)
+	case f.iters < 0:
+		return usagef("-iters %d: must not be negative", f.iters)
+	}
+	return nil
+}
+
+// run opens the provider and runs the server, the client, or both.
+func (f *dataFlags) run(ctx context.Context, tool dataTool, out io.Writer) error {
+	p, addrs, err := f.provider.open()
+	if err != nil {
+		return err
+	}
+	target := netip.AddrPortFrom(defaultServerAddr(addrs), uint16(f.port))
+	if f.target != "" {
+		t, hasPort, err := parseTarget(f.target, uint16(f.port))
+		if err != nil {
+			return err
+		}
+		if hasPort && f.portSet && t.Port() != uint16(f.port) {
+			return usagef("the port of %s and -p %d disagree", f.target, f.port)
+		}
+		target = t
+	}
+	switch {
+	case f.server:
+		return runServer(ctx, tool, p, addrs, target, out)
+	case f.client:
+		return runClient(ctx, tool, p, addrs, target, out)
+	default:
+		port := uint16(0)
+		if f.portSet {
+			port = uint16(f.port)
+		}
+		return runLocal(ctx, tool, p, addrs, port, out)
+	}
+}
+
+// runServer listens on target and serves one client.
+func runServer(ctx context.Context, tool dataTool, p nd.Provider, addrs []netip.Addr, target netip.AddrPort, out io.Writer) error {
+	a, err := openAdapter(p, addrs, target.Addr())
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	l, err := listen(a, target.Port())
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	fmt.Fprintf(out, "Listening on %s (provider %s)\n", netip.AddrPortFrom(a.Address(), l.Port()), p.Name())
+	return tool.serve(ctx, a, l, out)
+}
+
+// runClient connects to the server at target and prints the table.
+func runClient(ctx context.Context, tool dataTool, p nd.Provider, addrs []netip.Addr, target netip.AddrPort, out io.Writer) error {
+	a, err := openAdapter(p, addrs, pickLocal(addrs, target.Addr()))
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return tool.drive(ctx, a, target, out)
+}
+
+// runLocal runs the server on the provider's loopback address and the
+// client on another loopback address (or the same one), in this process.
+// The server listens on port, 0 for a free one.
+func runLocal(ctx context.Context, tool dataTool, p nd.Provider, addrs []netip.Addr, port uint16, out io.Writer) error {
+	serverAddr := defaultServerAddr(addrs)
+	sa, err := openAdapter(p, addrs, serverAddr)
+	if err != nil {
+		return err
+	}
+	defer sa.Close()
+	ca, err := openAdapter(p, addrs, pickLocal(addrs, serverAddr))
+	if err != nil {
+		return err
+	}
+	defer ca.Close()
+	l, err := listen(sa, port)
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	defer l.Close()
+
+	// The first side to fail cancels the other; its error is the one that
+	// explains what went wrong, unless both stopped because ctx ended: then
+	// the client's error tells how far the test got.
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		once  sync.Once
+		first error
+	)
+	fail := func(role string, err error) {
+		once.Do(func() { first = fmt.Errorf("%s: %w", role, err) })
+		cancel()
+	}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		if err := tool.serve(ctx, sa, l, io.Discard); err != nil {
+			fail("server", err)
+		}
+	}()
+	clientErr := tool.drive(ctx, ca, netip.AddrPortFrom(serverAddr, l.Port()), out)
+	if clientErr != nil {
+		fail("client", clientErr)
+	}
+	<-served
+	if clientErr != nil && parent.Err() != nil {
+		return fmt.Errorf("client: %w", clientErr)
+	}
+	return first
+}
+
+// checkQueues checks the endpoint limits l against the adapter's, naming
+// the flags that set them.
+func (f *dataFlags) checkQueues(ai nd.AdapterInfo, l nd.EndpointLimits) error {
+	switch {
+	case l.InboundSGE > ai.MaxInboundSGE || l.OutboundSGE > ai.MaxOutboundSGE:
+		return fmt.Errorf("-n %d: the adapter allows %d scatter/gather entries per Receive and %d per Send, Read or Write",
+			f.sges, ai.MaxInboundSGE, ai.MaxOutboundSGE)
+	case l.InboundEntries > ai.MaxInboundRequests || l.OutboundEntries > ai.MaxOutboundRequests ||
+		l.InboundEntries+l.OutboundEntries > ai.MaxCQEntries:
+		return fmt.Errorf("-q %d: the adapter allows %d Receives, %d outbound requests and %d completion queue entries",
+			f.depth, ai.MaxInboundRequests, ai.MaxOutboundRequests, ai.MaxCQEntries)
+	}
+	return nil
+}
+
+// checkSize checks that messages of size bytes fit the adapter's limits.
+func checkSize(ai nd.AdapterInfo, size int) error {
+	if size > min(ai.MaxInboundLength, ai.MaxOutboundLength, ai.MaxRegistrationSize) {
+		return fmt.Errorf("messages of %d bytes: the adapter allows %d bytes per Receive, %d per Send and %d per registration",
+			size, ai.MaxInboundLength, ai.MaxOutboundLength, ai.MaxRegistrationSize)
+	}
+	return nil
+}
+
+// queryAdapter returns a's limits and capabilities.
+func queryAdapter(a nd.Adapter) (nd.AdapterInfo, error) {
+	ai, err := a.Query()
+	if err != nil {
+		return ai, fmt.Errorf("adapter %s: Query: %w", a.Address(), err)
+	}
+	return ai, nil
+}

@@ -1,0 +1,357 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/godirect/nd"
+)
+
+// TestDataToolsLocal runs every data test in one process, over the loop
+// provider and over the tcp provider on loopback.
+func TestDataToolsLocal(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		args    []string
+		maxSize int
+		iters   int
+	}{
+		{"ping", []string{"ping", "-max", "1K", "-iters", "30"}, 1 << 10, 30},
+		// -q 2 grants a single credit; 300 bytes crosses the inline limit.
+		{"ping-blocking", []string{"ping", "-b", "-n", "3", "-q", "2", "-max", "300", "-iters", "10"}, 256, 10},
+		{"pingpong", []string{"pingpong", "-max", "1K", "-iters", "20"}, 1 << 10, 20},
+		{"rdmaping-write", []string{"rdmaping", "-max", "64K", "-iters", "20"}, 64 << 10, 20},
+		{"rdmaping-read", []string{"rdmaping", "-r", "-q", "4", "-n", "2", "-max", "8K", "-iters", "20"}, 8 << 10, 20},
+		{"rdmaping-blocking", []string{"rdmaping", "-w", "-b", "-max", "1K", "-iters", "10"}, 1 << 10, 10},
+		{"rdmapingpong", []string{"rdmapingpong", "-max", "1K", "-iters", "20"}, 1 << 10, 20},
+		{"rdmapingpong-blocking", []string{"rdmapingpong", "-b", "-n", "2", "-max", "600", "-iters", "10"}, 512, 10},
+	} {
+		for _, provider := range []string{"loop", "tcp"} {
+			// Not in parallel: the tests poll, and on a machine with few
+			// CPUs spinning tests starve each other's transport. Over
+			// tcp, fewer iterations keep the race detector's run short.
+			t.Run(tt.name+"/"+provider, func(t *testing.T) {
+				args := slices.Concat(tt.args, []string{"-provider", provider, "-timeout", "60s"})
+				iters := tt.iters
+				if provider == "tcp" {
+					iters = min(iters, 5)
+					args = append(args, "-iters", strconv.Itoa(iters))
+				}
+				code, stdout, stderr := runNd(t, args...)
+				if code != 0 {
+					t.Fatalf("nd %s: exit status %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, stdout, stderr)
+				}
+				if stderr != "" {
+					t.Errorf("stderr is not empty:\n%s", stderr)
+				}
+				checkTable(t, stdout, tt.maxSize, iters)
+			})
+		}
+	}
+}
+
+// TestDataToolsCRC runs the tests over a tcp provider with MPA CRC, made
+// by tcp.New for -crc.
+func TestDataToolsCRC(t *testing.T) {
+	for _, tool := range []string{"ping", "pingpong", "rdmaping", "rdmapingpong"} {
+		t.Run(tool, func(t *testing.T) {
+			code, stdout, stderr := runNd(t, tool, "-provider", "tcp", "-crc", "-max", "4K", "-iters", "3", "-timeout", "60s")
+			if code != 0 {
+				t.Fatalf("exit status %d\nstderr:\n%s", code, stderr)
+			}
+			checkTable(t, stdout, 4<<10, 3)
+		})
+	}
+}
+
+// listeningRE matches the server's first line and captures its port.
+var listeningRE = regexp.MustCompile(`^Listening on 127\.0\.0\.1:(\d+) \(provider tcp\)$`)
+
+// TestDataToolsServerClient runs each test as two invocations, "-s" and
+// "-c 127.0.0.1:PORT", over the tcp provider. The server takes a free port
+// (-p 0) and reports it.
+func TestDataToolsServerClient(t *testing.T) {
+	for _, tt := range []struct {
+		tool   string
+		args   []string
+		served string // a line of the server's output
+	}{
+		{"pingpong", nil, fmt.Sprintf("%d messages of up to 256 bytes", 3+9*3)},
+		{"ping", nil, fmt.Sprintf("%d messages of up to 256 bytes, 127 credits", 3+9*3+10)},
+		{"rdmaping", []string{"-r"}, "RDMA Read of up to 256 bytes"},
+		{"rdmapingpong", nil, fmt.Sprintf("%d round trips of up to 256 bytes", 3+9*3)},
+	} {
+		t.Run(tt.tool, func(t *testing.T) {
+			serverOut := newSyncBuffer()
+			var serverErr strings.Builder
+			served := make(chan int, 1)
+			go func() {
+				served <- run([]string{tt.tool, "-provider", "tcp", "-s", "-p", "0", "-timeout", "60s"}, serverOut, &serverErr)
+			}()
+			var port string
+			select {
+			case <-serverOut.written:
+				m := listeningRE.FindStringSubmatch(strings.TrimSpace(serverOut.String()))
+				if m == nil {
+					t.Fatalf("the server's first line is not Listening on 127.0.0.1:PORT:\n%s", serverOut.String())
+				}
+				port = m[1]
+			case code := <-served:
+				t.Fatalf("the server exited with %d before listening: %s", code, serverErr.String())
+			}
+			args := append([]string{tt.tool, "-provider", "tcp", "-c", "-max", "256", "-iters", "3", "-timeout", "60s"}, tt.args...)
+			code, stdout, stderr := runNd(t, append(args, "127.0.0.1:"+port)...)
+			if code != 0 {
+				t.Errorf("client: exit status %d\nstderr:\n%s", code, stderr)
+			} else {
+				checkTable(t, stdout, 256, 3)
+			}
+			if code := <-served; code != 0 {
+				t.Fatalf("server: exit status %d\nstderr:\n%s", code, serverErr.String())
+			}
+			if out := serverOut.String(); !strings.Contains(out, tt.served) || !strings.Contains(out, " disconnected\n") {
+				t.Errorf("server output lacks %q or the disconnection:\n%s", tt.served, out)
+			}
+		})
+	}
+}
+
+// TestPingpongProcesses builds nd and runs "nd pingpong -provider tcp -s"
+// and "nd pingpong -provider tcp -c 127.0.0.1:PORT" as two processes.
+func TestPingpongProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goTool); err != nil {
+		t.Skipf("no go command to build nd with: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "nd")
+	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Skipf("cannot build nd: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	server := exec.CommandContext(ctx, bin, "pingpong", "-provider", "tcp", "-s", "-p", "0", "-timeout", "50s")
+	var serverErr strings.Builder
+	server.Stderr = &serverErr
+	pipe, err := server.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(pipe)
+	if !lines.Scan() {
+		server.Wait()
+		t.Fatalf("the server printed nothing; stderr:\n%s", serverErr.String())
+	}
+	m := listeningRE.FindStringSubmatch(lines.Text())
+	if m == nil {
+		server.Process.Kill()
+		server.Wait()
+		t.Fatalf("the server's first line is %q", lines.Text())
+	}
+	rest := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(pipe)
+		rest <- string(b)
+	}()
+
+	client := exec.CommandContext(ctx, bin, "pingpong", "-provider", "tcp", "-c", "-max", "1K", "-iters", "5",
+		"-timeout", "50s", "127.0.0.1:"+m[1])
+	out, err := client.Output()
+	if err != nil {
+		t.Errorf("client: %v\nstdout:\n%s", err, out)
+	} else {
+		checkTable(t, string(out), 1<<10, 5)
+	}
+	serverOut := <-rest
+	if err := server.Wait(); err != nil {
+		t.Fatalf("server: %v\nstdout:\n%s\nstderr:\n%s", err, serverOut, serverErr.String())
+	}
+	if !strings.Contains(serverOut, "Echoed 60 messages;") {
+		t.Errorf("the server's output lacks the echo count:\n%s", serverOut)
+	}
+}
+
+func TestDataToolsUsage(t *testing.T) {
+	for _, tt := range []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"rdmaping", "-r", "-w"}, "-r and -w exclude each other"},
+		{[]string{"rdmaping", "-s", "-r"}, "-r and -w are client flags"},
+		{[]string{"ping", "-crc"}, "-crc applies to -provider tcp only, not loop"},
+		{[]string{"rdmapingpong", "-q", "4"}, "flag provided but not defined: -q"},
+		{[]string{"ping", "-q", "0"}, "-q 0: the queue depth must be at least 1"},
+		{[]string{"rdmaping", "-c"}, "-c needs the server's ADDRESS[:PORT]"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, _, stderr := runNd(t, tt.args...)
+			if code != 2 || !strings.Contains(stderr, tt.stderr) {
+				t.Errorf("exit status %d, stderr:\n%s\nwant 2 and %q", code, stderr, tt.stderr)
+			}
+		})
+	}
+	for _, tool := range []string{"ping", "rdmaping", "rdmapingpong"} {
+		code, stdout, _ := runNd(t, "help", tool)
+		if code != 0 || !strings.Contains(stdout, "Usage: nd "+tool+" ") || !strings.Contains(stdout, "-crc") {
+			t.Errorf("nd help %s: exit status %d, output:\n%s", tool, code, stdout)
+		}
+	}
+}
+
+// TestDataToolsErrors checks failures that reach the network.
+func TestDataToolsErrors(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"ping", "-c", "127.0.0.1:54998"}, []string{"nd ping: Connect to 127.0.0.1:54998", "ND_CONNECTION_REFUSED"}},
+		{[]string{"rdmaping", "-s", "-timeout", "50ms"}, []string{"GetConnectionRequest on port 54326", "ND_CANCELED"}},
+		{[]string{"rdmapingpong", "-s", "-timeout", "50ms"}, []string{"GetConnectionRequest on port 54327", "ND_CANCELED"}},
+		{[]string{"ping", "-n", "33"}, []string{"-n 33: the adapter allows 32"}},
+		{[]string{"rdmaping", "-q", "100000"}, []string{"-q 100000: the adapter allows"}},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			args := slices.Concat(tt.args[:1], []string{"-max", "16", "-iters", "1"}, tt.args[1:])
+			code, _, stderr := runNd(t, args...)
+			if code != 1 {
+				t.Errorf("exit status %d, want 1; stderr:\n%s", code, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+	if err := checkWindow(nd.AdapterInfo{MaxOutboundLength: 1 << 20, MaxRegistrationSize: 1 << 20, MaxWindowSize: 1 << 20}, 16); err != errNoInOrderDMA {
+		t.Errorf("an adapter without AdapterInOrderDMA: %v, want %v", err, errNoInOrderDMA)
+	}
+}
+
+// TestDataToolsAllocations checks that the timed loops of the new tests
+// allocate nothing: ten times more iterations must not cost more
+// allocations.
+func TestDataToolsAllocations(t *testing.T) {
+	if testing.Short() || raceBuild {
+		t.Skip("short, or the race detector, which allocates on its own")
+	}
+	for _, tool := range []string{"ping", "rdmaping", "rdmapingpong"} {
+		t.Run(tool, func(t *testing.T) {
+			allocs := func(iters int) uint64 {
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				if code, _, stderr := runNd(t, tool, "-max", "512", "-iters", strconv.Itoa(iters)); code != 0 {
+					t.Fatalf("exit status %d: %s", code, stderr)
+				}
+				runtime.ReadMemStats(&after)
+				return after.Mallocs - before.Mallocs
+			}
+			allocs(10)
+			few, many := allocs(20), allocs(200)
+			t.Logf("allocations: %d for 20 iterations per size, %d for 200", few, many)
+			if extra := int64(many) - int64(few); extra > 100 {
+				t.Errorf("%d allocations for 20 iterations per size, %d for 200: the loop allocates", few, many)
+			}
+		})
+	}
+}
+
+func TestLoadByte(t *testing.T) {
+	for _, size := range []int{1, 3, 4, 5, 4096 + 3} {
+		buf := wordAligned(size)
+		if len(buf) < size || len(buf)%4 != 0 {
+			t.Fatalf("wordAligned(%d) has %d bytes", size, len(buf))
+		}
+		for i := range buf {
+			buf[i] = byte(i*13 + 7)
+		}
+		for i := range buf {
+			if got := loadByte(buf, i); got != buf[i] {
+				t.Errorf("size %d: loadByte(%d) = %#x, want %#x", size, i, got, buf[i])
+			}
+		}
+	}
+}
+
+func TestStamps(t *testing.T) {
+	prevPing, prevPong := stamps(-1 + 1000*127) // any earlier round
+	for k := range 1000 {
+		ping, pong := stamps(k)
+		if ping == 0 || pong == 0 || ping == pong || ping == prevPing || pong == prevPong {
+			t.Fatalf("round %d: stamps %d, %d after %d, %d", k, ping, pong, prevPing, prevPong)
+		}
+		prevPing, prevPong = ping, pong
+	}
+}
+
+func TestWire(t *testing.T) {
+	h := hello{maxSize: 4 << 20, count: 12345, arg: rdmaOpRead}
+	got, err := rdmapingGreeting.parseHello(rdmapingGreeting.hello(h))
+	if err != nil || got != h {
+		t.Errorf("hello round trip: %+v, %v; want %+v", got, err, h)
+	}
+	if _, err := pingGreeting.parseHello(rdmapingGreeting.hello(h)); err == nil {
+		t.Error("nd ping took an nd rdmaping hello")
+	}
+	w := pingGreeting.welcome([]byte{0, 0, 0, 127})
+	if err := pingGreeting.checkWelcome(w); err != nil || string(w[welcomeSize:]) != "\x00\x00\x00\x7f" {
+		t.Errorf("welcome %q: %v", w, err)
+	}
+	if err := pingpongGreeting.checkWelcome(w); err == nil {
+		t.Error("nd pingpong took an nd ping welcome")
+	}
+	m := windowMsg{desc: nd.MWDescriptor{Base: 1 << 40, Length: 4096, Token: 0xdeadbeef}, readLimit: 16}
+	var b [windowMsgSize]byte
+	if got, err := parseWindowMsg(m.put(b[:])); err != nil || got != m {
+		t.Errorf("window message round trip: %+v, %v; want %+v", got, err, m)
+	}
+	var r [pingReplySize]byte
+	pingReply{credits: 64, syncs: 1}.put(r[:])
+	if got, err := parsePingReply(r[:], len(r)); err != nil || got != (pingReply{64, 1}) {
+		t.Errorf("reply round trip: %+v, %v", got, err)
+	}
+}
+
+func TestServerAddr(t *testing.T) {
+	addrs := func(s ...string) []netip.Addr {
+		var as []netip.Addr
+		for _, x := range s {
+			as = append(as, netip.MustParseAddr(x))
+		}
+		return as
+	}
+	for _, tt := range []struct {
+		addrs          []netip.Addr
+		server, client string
+	}{
+		{addrs("127.0.0.1", "127.0.0.2"), "127.0.0.1", "127.0.0.2"},
+		{addrs("10.0.0.5", "127.0.0.1", "192.0.2.2", "::1"), "127.0.0.1", "127.0.0.1"},
+		{addrs("fd00::2", "::1"), "::1", "::1"},
+		{addrs("192.0.2.2", "192.0.2.3"), "192.0.2.2", "192.0.2.2"},
+	} {
+		server := defaultServerAddr(tt.addrs)
+		client := pickLocal(tt.addrs, server)
+		if server.String() != tt.server || client.String() != tt.client {
+			t.Errorf("%v: server %s, client %s; want %s, %s", tt.addrs, server, client, tt.server, tt.client)
+		}
+	}
+}

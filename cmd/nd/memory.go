@@ -1,0 +1,124 @@
+package main
+
+// Registered memory and memory windows for the data tests, and the message
+// that hands a window to the peer.
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/godirect/nd"
+)
+
+// registered allocates and registers a buffer of size bytes, filled with a
+// pattern (which also faults its pages in before the timing starts).
+func registered(ctx context.Context, a nd.Adapter, size int) ([]byte, nd.MemoryRegion, error) {
+	buf := make([]byte, size)
+	for i := range buf {
+		buf[i] = byte(i*7 + 1)
+	}
+	mr, err := a.RegisterMemory(ctx, buf)
+	if err != nil {
+		return nil, nil, fmt.Errorf("RegisterMemory of %d bytes: %w", size, err)
+	}
+	return buf, mr, nil
+}
+
+// deregister ends the registrations, ignoring errors: it runs on the way out.
+func deregister(ctx context.Context, a nd.Adapter, mrs ...nd.MemoryRegion) {
+	for _, mr := range mrs {
+		if mr != nil {
+			a.DeregisterMemory(ctx, mr)
+		}
+	}
+}
+
+// wordAligned returns a zeroed buffer of at least size bytes whose length is
+// a multiple of 4 and whose first byte is 4-aligned, so that every byte lies
+// in an aligned 4-byte word inside the buffer (see loadByte).
+func wordAligned(size int) []byte {
+	words := make([]uint32, (size+3)/4)
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), 4*len(words))
+}
+
+// loadByte returns buf[i], read with an atomic load of the aligned word that
+// holds it; buf comes from wordAligned.
+//
+// It exists for polling a byte that the peer's RDMA Write places while this
+// goroutine watches: the provider writes the buffer from another goroutine
+// (or a system call), so a plain read in a loop is a data race in Go's
+// memory model, and the compiler may hoist it out of the loop and spin
+// forever. sync/atomic has no byte load; an aligned 4-byte load is atomic on
+// every platform Go supports and sees the placed byte once it is there. The
+// bytes around it are not read, so nothing depends on when they land.
+// (Under the race detector the load is an uninstrumented one instead: see
+// spin_race.go.)
+func loadByte(buf []byte, i int) byte {
+	v := loadWord((*uint32)(unsafe.Pointer(&buf[i&^3])))
+	return (*[4]byte)(unsafe.Pointer(&v))[i&3]
+}
+
+// windowMsgSize is the size of a windowMsg on the wire.
+const windowMsgSize = nd.MWDescriptorSize + 4
+
+// windowMsg is the message that hands a memory window to the peer: ND's
+// 20-byte big-endian descriptor, then, big-endian, the RDMA Reads the sender
+// lets the peer have in flight toward it (ndrping's "incoming read limit").
+type windowMsg struct {
+	desc      nd.MWDescriptor
+	readLimit uint32
+}
+
+// put writes m into b, which holds at least windowMsgSize bytes, and
+// returns the written part.
+func (m windowMsg) put(b []byte) []byte {
+	m.desc.Put(b)
+	binary.BigEndian.PutUint32(b[nd.MWDescriptorSize:], m.readLimit)
+	return b[:windowMsgSize]
+}
+
+// parseWindowMsg parses a received windowMsg.
+func parseWindowMsg(b []byte) (windowMsg, error) {
+	var m windowMsg
+	if len(b) != windowMsgSize {
+		return m, fmt.Errorf("the window message has %d bytes, want %d", len(b), windowMsgSize)
+	}
+	if err := m.desc.UnmarshalBinary(b[:nd.MWDescriptorSize]); err != nil {
+		return m, err
+	}
+	m.readLimit = binary.BigEndian.Uint32(b[nd.MWDescriptorSize:])
+	return m, nil
+}
+
+// errNoInOrderDMA is why the RDMA tests refuse an adapter: they poll the
+// last byte of a buffer to see a Write complete, which needs Writes placed
+// front to back.
+var errNoInOrderDMA = errors.New("the adapter does not place RDMA Writes in order (no AdapterInOrderDMA flag); the RDMA tests poll the last byte and need it")
+
+// needInOrderDMA checks that the adapter reports AdapterInOrderDMA.
+func needInOrderDMA(ai nd.AdapterInfo) error {
+	if ai.Flags&nd.AdapterInOrderDMA == 0 {
+		return errNoInOrderDMA
+	}
+	return nil
+}
+
+// bindWindow creates a memory window and binds it on s's endpoint over buf,
+// which lies in mr, with rights (nd.FlagAllowRead and/or nd.FlagAllowWrite).
+// res is the Bind's Result, which completes on s's queue in order with the
+// endpoint's other outbound requests. The caller closes the window.
+func (s *session) bindWindow(res *nd.Result, mr nd.MemoryRegion, buf []byte, rights nd.Flags) (nd.MemoryWindow, nd.MWDescriptor, error) {
+	mw, err := s.adapter.CreateMemoryWindow(nil)
+	if err != nil {
+		return nil, nd.MWDescriptor{}, fmt.Errorf("CreateMemoryWindow: %w", err)
+	}
+	desc, err := s.ep.Bind(res, mr, mw, buf, rights)
+	if err != nil {
+		mw.Close()
+		return nil, nd.MWDescriptor{}, fmt.Errorf("Bind of %d bytes: %w", len(buf), err)
+	}
+	return mw, desc, nil
+}

@@ -1,0 +1,20 @@
+//go:build race
+
+package main
+
+// loadWord returns *p for loadByte, out of the race detector's sight.
+//
+// The detector counts an atomic load as an access like any other, and the
+// provider's plain write of the polled byte, from another goroutine (a copy,
+// or a read from a socket into place), is ordered before it only by what the
+// detector cannot see: in-order placement, and for the tcp provider the
+// kernel. It would report a race on every round trip of nd rdmapingpong, so
+// under -race the word is read uninstrumented. go:norace functions are not
+// inlined in race builds, so every call loads the word afresh, and an
+// aligned 4-byte load is atomic on every platform Go supports.
+//
+//go:norace
+func loadWord(p *uint32) uint32 { return *p }
+
+// raceBuild reports whether the race detector is on.
+const raceBuild = true
