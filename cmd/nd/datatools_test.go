@@ -197,7 +197,7 @@ func TestDataToolsUsage(t *testing.T) {
 	}{
 		{[]string{"rdmaping", "-r", "-w"}, "-r and -w exclude each other"},
 		{[]string{"rdmaping", "-s", "-r"}, "-r and -w are client flags"},
-		{[]string{"ping", "-crc"}, "-crc applies to -provider tcp only, not loop"},
+		{[]string{"ping", "-provider", "loop", "-crc"}, "-crc applies to -provider tcp only, not loop"},
 		{[]string{"rdmapingpong", "-q", "4"}, "flag provided but not defined: -q"},
 		{[]string{"ping", "-q", "0"}, "-q 0: the queue depth must be at least 1"},
 		{[]string{"rdmaping", "-c"}, "-c needs the server's ADDRESS[:PORT]"},

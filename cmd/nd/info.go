@@ -70,6 +70,9 @@ func info(w io.Writer, providerName string, addr netip.Addr) error {
 		fmt.Fprintf(w, "    %s\n", a)
 	}
 	fmt.Fprintf(w, "Adapter: %s\n", a.Address())
+	if m, ok := p.(interface{ OneSidedMode() string }); ok {
+		fmt.Fprintf(w, "One-sided: %s\n", m.OneSidedMode())
+	}
 	fmt.Fprintln(w)
 	printAdapterInfo(w, ai)
 	return nil

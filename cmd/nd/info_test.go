@@ -10,7 +10,7 @@ import (
 )
 
 func TestInfo(t *testing.T) {
-	code, stdout, stderr := runNd(t, "info")
+	code, stdout, stderr := runNd(t, "info", "-provider", "loop")
 	if code != 0 {
 		t.Fatalf("nd info: exit status %d\nstderr:\n%s", code, stderr)
 	}
@@ -48,14 +48,14 @@ func TestInfo(t *testing.T) {
 		t.Logf("output:\n%s", stdout)
 	}
 
-	code, stdout, _ = runNd(t, "info", "127.0.0.2")
+	code, stdout, _ = runNd(t, "info", "-provider", "loop", "127.0.0.2")
 	if code != 0 || !strings.Contains(stdout, "Adapter: 127.0.0.2\n") {
 		t.Errorf("nd info 127.0.0.2: exit status %d, output:\n%s", code, stdout)
 	}
 }
 
 func TestInfoErrors(t *testing.T) {
-	code, _, stderr := runNd(t, "info", "10.9.8.7")
+	code, _, stderr := runNd(t, "info", "-provider", "loop", "10.9.8.7")
 	if code != 1 || !strings.Contains(stderr, "OpenAdapter 10.9.8.7") || !strings.Contains(stderr, "ND_INVALID_ADDRESS") {
 		t.Errorf("nd info 10.9.8.7: exit status %d, stderr:\n%s", code, stderr)
 	}

@@ -81,14 +81,14 @@ func TestPingpongServerClient(t *testing.T) {
 	var serverErr strings.Builder
 	served := make(chan int, 1)
 	go func() {
-		served <- run([]string{"pingpong", "-s", "-p", "54999", "-timeout", "20s", "127.0.0.1"}, serverOut, &serverErr)
+		served <- run([]string{"pingpong", "-provider", "loop", "-s", "-p", "54999", "-timeout", "20s", "127.0.0.1"}, serverOut, &serverErr)
 	}()
 	select {
 	case <-serverOut.written: // "Listening on ..."
 	case code := <-served:
 		t.Fatalf("the server exited with %d before listening: %s", code, serverErr.String())
 	}
-	code, stdout, stderr := runNd(t, "pingpong", "-c", "-max", "128", "-iters", "7", "127.0.0.1:54999")
+	code, stdout, stderr := runNd(t, "pingpong", "-provider", "loop", "-c", "-max", "128", "-iters", "7", "127.0.0.1:54999")
 	if code != 0 {
 		t.Fatalf("client: exit status %d\nstderr:\n%s", code, stderr)
 	}

@@ -5,8 +5,10 @@ package main
 // to make it available to every command.
 import (
 	_ "github.com/godirect/nd/provider/loop" // "loop": in-process, adapters of this process only
+	_ "github.com/godirect/nd/provider/shm"  // "shm": shared memory between processes of this host
 	_ "github.com/godirect/nd/provider/tcp"  // "tcp": iWARP over TCP, the host's addresses
 )
 
-// defaultProvider is the provider the commands use without -provider.
-const defaultProvider = "loop"
+// defaultProvider is the provider the commands use without -provider: the
+// one a newcomer wants first, real iWARP traffic over loopback TCP.
+const defaultProvider = "tcp"

@@ -17,6 +17,7 @@ import (
 //	accept   (passive): 'A' ird i32 ord i32 pvm u8 probeAddr u64 probe[16] pdLen u16 pd
 //	reject   (either):  'J' pdLen u16 pd
 //	ready    (active):  'Y' pvm u8
+//	segment  (either):  'M' id u32 size u64 + SCM_RIGHTS: a memfd (wtable.go)
 //
 // pvm is 1 when the sender could read the receiver's probe with
 // process_vm_readv: the receiver may then name its own buffers by address
@@ -26,9 +27,10 @@ const (
 	msgAccept  = 'A'
 	msgReject  = 'J'
 	msgReady   = 'Y'
+	msgSegment = 'M'
 )
 
-var magic = [7]byte{'g', 'd', 's', 'h', 'm', '0', '1'}
+var magic = [7]byte{'g', 'd', 's', 'h', 'm', '0', '2'}
 
 // The eventfds, in the order the request passes them.
 const (

@@ -39,6 +39,20 @@ type link struct {
 	rxData *shmring.Doorbell // the reader sleeps on it
 	txRoom *shmring.Doorbell // the writer sleeps on it
 
+	// The window tables (wtable.go): pub is the one this side publishes as
+	// a target, peerTab the peer's. pvmPeer: this side's probe of the peer
+	// succeeded, so it may copy against the peer's windows by address.
+	pub       pubTable
+	peerTab   []byte
+	pvmPeer   atomic.Bool
+	directOps atomic.Uint64 // Reads and Writes this side copied itself
+	segOps    atomic.Uint64 // of which through a mapped peer segment
+	segMu     sync.RWMutex
+	peerSegs  map[uint32][]byte // the peer's AllocateMemory segments, mapped
+	// Scratch for the caller of Transmit (one at a time).
+	dIov    [maxIovs]unix.Iovec
+	dRemote [1]unix.RemoteIovec
+
 	ep       atomic.Pointer[engine.Endpoint]
 	peerGone atomic.Bool   // the socket hung up; the reader drains and ends
 	closed   atomic.Bool   // mirrors closing, for the reader
@@ -64,7 +78,8 @@ type link struct {
 	doneUpTo    uint64     // inbound: the last message handled
 	txErr       error
 	readResps   int        // Read responses queued and not yet in the ring
-	cond        *sync.Cond // on mu: readResps fell
+	copying     int        // direct copies in progress (Transmit)
+	cond        *sync.Cond // on mu: readResps or copying fell
 	watchdog    *time.Timer
 	wake        chan struct{} // the writer's wake-up
 	done        chan struct{} // closed by shutdown
@@ -88,6 +103,12 @@ func newLink(t *transport, c *net.UnixConn, active bool, seg *segment, bells [nu
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
 	}
 	l.cond = sync.NewCond(&l.mu)
+	l.pub.cond = sync.NewCond(&l.pub.mu)
+	mine := 0
+	if !active {
+		mine = 1
+	}
+	l.pub.mem, l.peerTab = seg.table(mine), seg.table(1-mine)
 	out, in := 0, 1
 	txData, rxRoom := bells[bellA2PData], bells[bellP2ARoom]
 	l.rxData, l.txRoom = bells[bellP2AData], bells[bellA2PRoom]
@@ -126,6 +147,7 @@ func (l *link) send(b []byte, fds []int) error {
 func (l *link) Accept(ird, ord int, privateData []byte) error {
 	r := reply{ird: ird, ord: ord, probeAddr: probeAddr(), probe: *probe, pd: privateData}
 	r.pvm = l.t.p.cfg.OneSided == OneSidedAuto && probePeer(l.pid, l.peerProbeAddr, l.peerProbe[:]) == nil
+	l.pvmPeer.Store(r.pvm)
 	if err := l.send(r.append(nil), nil); err != nil {
 		return nd.ErrConnectionAborted
 	}
@@ -145,6 +167,7 @@ func (l *link) Reject(privateData []byte) error {
 // Ready implements engine.Link (active).
 func (l *link) Ready() error {
 	pvm := l.t.p.cfg.OneSided == OneSidedAuto && probePeer(l.pid, l.peerProbeAddr, l.peerProbe[:]) == nil
+	l.pvmPeer.Store(pvm)
 	if err := l.send([]byte{msgReady, boolByte(pvm)}, nil); err != nil {
 		return nd.ErrConnectionAborted
 	}
@@ -184,10 +207,17 @@ func (l *link) watch() {
 	buf := make([]byte, maxMessage)
 	for {
 		msg, fds, err := readMessage(l.conn, buf)
-		closeAll(fds)
 		if err != nil {
 			break
 		}
+		if msg[0] == msgSegment {
+			if !l.takeSegment(msg, fds) {
+				l.shutdown(nd.ErrConnectionAborted, true)
+				return
+			}
+			continue
+		}
+		closeAll(fds)
 		l.mu.Lock()
 		events := l.events
 		l.mu.Unlock()
@@ -306,6 +336,9 @@ func (l *link) shutdownTerm(status nd.Status, termMsg uint64, termSt nd.Status, 
 // runs, and releases the segment and descriptors.
 func (l *link) cleanup() {
 	l.mu.Lock()
+	for l.copying > 0 {
+		l.cond.Wait()
+	}
 	var pending []sent
 	for l.unconf.len() > 0 {
 		pending = append(pending, l.unconf.pop())
@@ -328,6 +361,8 @@ func (l *link) cleanup() {
 	for _, b := range l.bells {
 		b.Close()
 	}
+	l.pub.drain(l.t.p.cfg.ResponseTimeout)
+	l.unmapPeerSegments()
 	l.seg.unmap()
 }
 

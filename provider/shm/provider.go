@@ -6,10 +6,12 @@
 // segment (a sealed memfd) and its doorbells (eventfds) with SCM_RIGHTS, so
 // nothing is left in the file system when a process dies. Frames and Send
 // payloads travel through two single-producer / single-consumer rings in the
-// segment (internal/shmring); RDMA Reads and Writes move their payload with
-// one copy, process_vm_readv / process_vm_writev between the target's
-// registered memory and the initiator's buffers, where the kernel allows it,
-// and through the rings otherwise. The Unix socket stays open for the
+// segment (internal/shmring). RDMA Reads and Writes move their payload with
+// one copy made by the initiator alone, checked against a window table the
+// target publishes in the segment: a plain copy() into the target's memory
+// when it lies in a segment from AllocateMemory, process_vm_readv /
+// process_vm_writev against ordinary memory where the kernel allows it, and
+// through the rings (the target's engine deciding) otherwise. The Unix socket stays open for the
 // connection's life: its hang-up is how a peer's death is noticed.
 //
 // docs/shm-transport.md describes the design in full.
@@ -185,5 +187,5 @@ func (p *Provider) OneSidedMode() string {
 	if err := selfProbe(); err != nil {
 		return "ring (process_vm_readv: " + err.Error() + ")"
 	}
-	return "process_vm (one copy by the target; ring fallback per connection)"
+	return "process_vm (one copy by the initiator against the target's window table; ring fallback per connection)"
 }

@@ -1,6 +1,8 @@
 package shm
 
 import (
+	"sync/atomic"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/godirect/nd"
@@ -25,6 +27,10 @@ type readerState struct {
 	done      []sent // acknowledged requests, to complete outside mu
 }
 
+// testHookReader, if set, is called by every reader before it looks at its
+// ring (tests stop a target's reader with it).
+var testHookReader atomic.Pointer[func(*link)]
+
 // ackEvery bounds the inbound messages handled before an Ack goes out even
 // while records keep arriving.
 const ackEvery = 16
@@ -37,6 +43,9 @@ func (l *link) readLoop() {
 	ep := l.ep.Load()
 	drained := false
 	for {
+		if h := testHookReader.Load(); h != nil {
+			(*h)(l)
+		}
 		rec, ok, err := l.rx.Next()
 		if err != nil {
 			l.shutdown(nd.ErrConnectionAborted, true)

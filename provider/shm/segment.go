@@ -11,7 +11,9 @@ import (
 
 // segment is a connection's shared memory: the active-to-passive ring
 // followed by the passive-to-active ring, each shmring.Size(ringSize)
-// bytes, in one sealed memfd.
+// bytes, then the window table the active side publishes and the one the
+// passive side publishes (tableSize bytes each, see wtable.go), in one
+// sealed memfd.
 type segment struct {
 	mem      []byte
 	ringSize int
@@ -19,7 +21,7 @@ type segment struct {
 
 // segmentSize returns the bytes of a segment with rings of ringSize.
 func segmentSize(ringSize int) int {
-	n := 2 * shmring.Size(ringSize)
+	n := 2*shmring.Size(ringSize) + 2*tableSize
 	page := os.Getpagesize()
 	return (n + page - 1) / page * page
 }
@@ -28,6 +30,13 @@ func segmentSize(ringSize int) int {
 func (s *segment) ring(dir int) []byte {
 	n := shmring.Size(s.ringSize)
 	return s.mem[dir*n : (dir+1)*n : (dir+1)*n]
+}
+
+// table returns the window table written by the active side (dir 0) or
+// the passive side (dir 1).
+func (s *segment) table(dir int) []byte {
+	off := 2*shmring.Size(s.ringSize) + dir*tableSize
+	return s.mem[off : off+tableSize : off+tableSize]
 }
 
 func (s *segment) unmap() {

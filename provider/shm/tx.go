@@ -49,10 +49,12 @@ const (
 	maxIovs    = 32
 )
 
-func putU64(b []byte, v uint64) { binary.LittleEndian.PutUint64(b, v) }
-func putU32(b []byte, v uint32) { binary.LittleEndian.PutUint32(b, v) }
-func getU64(b []byte) uint64    { return binary.LittleEndian.Uint64(b) }
-func getU32(b []byte) uint32    { return binary.LittleEndian.Uint32(b) }
+func putU64(b []byte, v uint64)           { binary.LittleEndian.PutUint64(b, v) }
+func appendU32(b []byte, v uint32) []byte { return binary.LittleEndian.AppendUint32(b, v) }
+func appendU64(b []byte, v uint64) []byte { return binary.LittleEndian.AppendUint64(b, v) }
+func putU32(b []byte, v uint32)           { binary.LittleEndian.PutUint32(b, v) }
+func getU64(b []byte) uint64              { return binary.LittleEndian.Uint64(b) }
+func getU32(b []byte) uint32              { return binary.LittleEndian.Uint32(b) }
 
 type jobKind uint8
 
@@ -77,8 +79,13 @@ type job struct {
 // until the peer acknowledges it, and written to the ring now if it fits,
 // by the writer goroutine otherwise. It never blocks on the peer.
 func (l *link) Transmit(wr *engine.WorkRequest) (bool, nd.Status) {
-	if (wr.Op == engine.OpRead || wr.Op == engine.OpWrite) && wr.Remote.Base+wr.Offset < wr.Remote.Base {
-		return true, nd.ErrAccessViolation
+	if wr.Op == engine.OpRead || wr.Op == engine.OpWrite {
+		if wr.Remote.Base+wr.Offset < wr.Remote.Base {
+			return true, nd.ErrAccessViolation
+		}
+		if l.direct(wr) {
+			return true, nd.Success
+		}
 	}
 	l.mu.Lock()
 	if l.closing {

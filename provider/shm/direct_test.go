@@ -1,0 +1,289 @@
+package shm
+
+import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/godirect/nd"
+	"github.com/godirect/nd/ndtest"
+)
+
+// captureLinks records the links of provider p as their readers start, and
+// lets the test stop p's passive (target) readers: while stopped, a
+// passive reader that comes to look at its ring waits at the hook, so it
+// handles no record at all.
+type captureLinks struct {
+	mu       sync.Mutex
+	active   *link
+	passive  *link
+	stopped  atomic.Bool
+	release  chan struct{}
+	released sync.Once
+}
+
+func hookLinks(t *testing.T, p *Provider) *captureLinks {
+	c := &captureLinks{release: make(chan struct{})}
+	h := func(l *link) {
+		if l.t.p != p {
+			return
+		}
+		c.mu.Lock()
+		if l.active {
+			c.active = l
+		} else {
+			c.passive = l
+		}
+		c.mu.Unlock()
+		if !l.active && c.stopped.Load() {
+			<-c.release
+		}
+	}
+	testHookReader.Store(&h)
+	t.Cleanup(func() {
+		c.resume()
+		testHookReader.Store(nil)
+	})
+	return c
+}
+
+func (c *captureLinks) resume() { c.released.Do(func() { close(c.release) }) }
+
+func (c *captureLinks) links(t *testing.T) (active, passive *link) {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.active == nil || c.passive == nil {
+		t.Fatal("the links' readers did not start")
+	}
+	return c.active, c.passive
+}
+
+// spinUntil polls f (yielding, no sleep) for at most 10s.
+func spinUntil(f func() bool) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for !f() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		runtime.Gosched()
+	}
+	return true
+}
+
+// windowPair connects a pair over p with a window on the passive side over
+// pbuf (Read and Write allowed) and a registered buffer of n bytes on the
+// active side.
+func windowPair(t *testing.T, p *Provider, pbuf []byte, n int) (*ndtest.Pair, nd.MemoryWindow, nd.MWDescriptor, []byte, nd.MemoryRegion) {
+	t.Helper()
+	pr := ndtest.NewPair(t, p, ndtest.PairConfig{CQEntries: 256})
+	abuf := make([]byte, n)
+	amr := pr.Active.Register(t, abuf)
+	pmr := pr.Passive.Register(t, pbuf)
+	mw, err := pr.Passive.Adapter.CreateMemoryWindow(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bind nd.Result
+	desc, err := pr.Passive.Endpoint.Bind(&bind, pmr, mw, pbuf, nd.FlagAllowRead|nd.FlagAllowWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ndtest.Expect(t, pr.Passive.OutCQ, &bind, nd.Success, -1)
+	return pr, mw, desc, abuf, amr
+}
+
+// targetMemory returns n bytes of heap memory or of AllocateMemory.
+func targetMemory(t *testing.T, alloc bool, n int) []byte {
+	if !alloc {
+		return make([]byte, n)
+	}
+	b, err := AllocateMemory(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Registered after this, so deregistered before this runs.
+	t.Cleanup(func() {
+		if err := FreeMemory(b); err != nil {
+			t.Error(err)
+		}
+	})
+	return b
+}
+
+var directModes = []struct {
+	name  string
+	alloc bool
+}{{"process_vm", false}, {"AllocateMemory", true}}
+
+// TestDirectPathWithoutTarget: with the target's reader stopped, the
+// initiator's Writes and Reads still complete and move the right bytes,
+// and the target handles no record meanwhile: its goroutines are not on
+// the one-sided data path.
+func TestDirectPathWithoutTarget(t *testing.T) {
+	for _, m := range directModes {
+		t.Run(m.name, func(t *testing.T) {
+			if !m.alloc && selfProbe() != nil {
+				t.Skip("process_vm_readv is not allowed here:", selfProbe())
+			}
+			p := New(Config{Namespace: "godirect-nd-shm-test-" + t.Name()})
+			c := hookLinks(t, p)
+			const size = 256 << 10
+			pbuf := targetMemory(t, m.alloc, size)
+			pr, _, desc, abuf, amr := windowPair(t, p, pbuf, size)
+			a, ps := c.links(t)
+			if m.alloc && !spinUntil(func() bool { return len(a.segs()) > 0 }) {
+				t.Fatal("the target's segment never reached the initiator")
+			}
+			c.stopped.Store(true)
+			rx0 := ps.rxCount.Load()
+			d0 := a.directOps.Load()
+			sgl := []nd.SGE{{Buffer: abuf, Region: amr}}
+			var res nd.Result
+			for i := range 50 {
+				for j := range abuf {
+					abuf[j] = byte(i + j*13)
+				}
+				off := uint64(i * 97)
+				sgl[0].Buffer = abuf[:size-off]
+				if err := pr.Active.Endpoint.Write(&res, sgl, desc, off, 0); err != nil {
+					t.Fatal(err)
+				}
+				ndtest.Expect(t, pr.Active.OutCQ, &res, nd.Success, int(size-off))
+				if !bytes.Equal(pbuf[off:], abuf[:size-off]) {
+					t.Fatalf("Write %d did not place the bytes", i)
+				}
+				for j := range pbuf {
+					pbuf[j] = byte(i*7 + j)
+				}
+				if err := pr.Active.Endpoint.Read(&res, sgl, desc, off, 0); err != nil {
+					t.Fatal(err)
+				}
+				ndtest.Expect(t, pr.Active.OutCQ, &res, nd.Success, int(size-off))
+				if !bytes.Equal(abuf[:size-off], pbuf[off:]) {
+					t.Fatalf("Read %d did not bring the bytes", i)
+				}
+			}
+			if n := ps.rxCount.Load() - rx0; n != 0 {
+				t.Fatalf("the target's reader handled %d records during the one-sided transfers", n)
+			}
+			if n := a.directOps.Load() - d0; n != 100 {
+				t.Fatalf("%d of 100 Reads and Writes took the direct path", n)
+			}
+			if m.alloc && a.segOps.Load() == 0 {
+				t.Fatal("no copy went through the mapped AllocateMemory segment")
+			}
+			c.resume()
+		})
+	}
+}
+
+// TestInvalidateFencesDirectWrites: the initiator streams Writes, each with
+// bytes of its own, into a window while the target invalidates it. Once
+// the target reaped the Invalidate's completion, the window's bytes never
+// change again: no direct copy lands after the invalidation, and later
+// Writes go through the ring, where the target's engine refuses them
+// (ND_ACCESS_VIOLATION).
+func TestInvalidateFencesDirectWrites(t *testing.T) {
+	for _, m := range directModes {
+		t.Run(m.name, func(t *testing.T) {
+			if !m.alloc && selfProbe() != nil {
+				t.Skip("process_vm_readv is not allowed here:", selfProbe())
+			}
+			for round := range 10 {
+				t.Run(fmt.Sprint(round), func(t *testing.T) { invalidateRound(t, m.alloc) })
+			}
+		})
+	}
+}
+
+func invalidateRound(t *testing.T, alloc bool) {
+	const chunk, chunks = 8 << 10, 64
+	p := New(Config{Namespace: "godirect-nd-shm-test-" + t.Name()})
+	c := hookLinks(t, p)
+	pbuf := targetMemory(t, alloc, chunk)
+	pr, mw, desc, src, smr := windowPair(t, p, pbuf, chunk*chunks)
+	a, _ := c.links(t)
+	for i := range src {
+		src[i] = byte(i/chunk + 1)
+	}
+	var (
+		stop      atomic.Bool
+		succeeded atomic.Int64
+		failed    atomic.Int64
+		failSt    atomic.Int64
+		wg        sync.WaitGroup
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		ep, cq := pr.Active.Endpoint, pr.Active.OutCQ
+		res := make([]nd.Result, chunks)
+		sgl := make([]nd.SGE, 1)
+		out := make([]*nd.Result, 1)
+		for i := 0; !stop.Load(); i++ {
+			k := i % chunks
+			sgl[0] = nd.SGE{Buffer: src[k*chunk : (k+1)*chunk], Region: smr}
+			if ep.Write(&res[k], sgl, desc, 0, 0) != nil {
+				failed.Add(1)
+				return
+			}
+			for cq.GetResults(out) == 0 {
+				if stop.Load() {
+					return
+				}
+				runtime.Gosched()
+			}
+			if out[0].Status != nd.Success {
+				failSt.Store(int64(out[0].Status))
+				failed.Add(1)
+				return
+			}
+			succeeded.Add(1)
+		}
+	}()
+	defer func() {
+		stop.Store(true)
+		wg.Wait()
+	}()
+	if !spinUntil(func() bool { return succeeded.Load() >= 20 || failed.Load() > 0 }) || failed.Load() > 0 {
+		t.Fatal("the Writes did not run")
+	}
+	var inv nd.Result
+	if err := pr.Passive.Endpoint.Invalidate(&inv, mw, 0); err != nil {
+		t.Fatal(err)
+	}
+	ndtest.Expect(t, pr.Passive.OutCQ, &inv, nd.Success, -1)
+	snap := bytes.Clone(pbuf)
+	// The writer keeps posting until a Write fails (the target refuses it
+	// and the connection ends).
+	if !spinUntil(func() bool { return failed.Load() > 0 }) {
+		t.Fatal("no Write failed after the window was invalidated")
+	}
+	stop.Store(true)
+	wg.Wait()
+	if st := nd.Status(failSt.Load()); st != nd.ErrAccessViolation {
+		t.Errorf("the first Write after the invalidation completed %v, want ND_ACCESS_VIOLATION", st)
+	}
+	if !bytes.Equal(pbuf, snap) {
+		t.Fatal("the window's bytes changed after the Invalidate completed")
+	}
+	if a.directOps.Load() == 0 {
+		t.Fatal("no Write took the direct path")
+	}
+}
+
+// segs lists the peer segments mapped on l.
+func (l *link) segs() []uint32 {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	var ids []uint32
+	for id := range l.peerSegs {
+		ids = append(ids, id)
+	}
+	return ids
+}
