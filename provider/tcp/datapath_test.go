@@ -2,6 +2,7 @@ package tcp_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/godirect/nd/ndtest"
 	"github.com/godirect/nd/provider/tcp"
@@ -28,4 +29,12 @@ func BenchmarkDataPathCRC(b *testing.B) {
 	cfg.CRC = true
 	cfg.Addresses = loopback().Config().Addresses
 	ndtest.Benchmark(b, tcp.New(cfg))
+}
+
+// TestDataPathBytesSpinning is TestDataPathBytes with the reader polling
+// the socket before it parks (Config.Spin).
+func TestDataPathBytesSpinning(t *testing.T) {
+	cfg := loopback().Config()
+	cfg.Spin = 50 * time.Microsecond
+	ndtest.CheckBytes(t, tcp.New(cfg), 200000)
 }

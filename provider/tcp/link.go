@@ -109,7 +109,7 @@ const rxBufferSize = 4 << 10
 func newLink(t *transport, c *net.TCPConn, active bool) *link {
 	l := &link{
 		t: t, conn: c, active: active,
-		br:   bufio.NewReaderSize(c, rxBufferSize),
+		br:   bufio.NewReaderSize(newSpinReader(c, t.p.cfg.Spin), rxBufferSize),
 		wake: make(chan struct{}, 1),
 	}
 	l.local = netip.AddrPortFrom(addrOf(c.LocalAddr()), portOf(c.LocalAddr()))

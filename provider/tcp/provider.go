@@ -59,6 +59,11 @@ type Config struct {
 	// ends and pending requests complete ErrIOTimeout. It catches a peer
 	// whose TCP stack is alive but whose process stopped.
 	ResponseTimeout time.Duration
+	// Spin is how long the reader polls the socket for more data before it
+	// parks in the runtime's network poller: a peer that answers within it
+	// is seen without a goroutine wake-up. 0 turns polling off (for hosts
+	// where a spinning goroutine would steal a busy core).
+	Spin time.Duration
 	// Addresses, when not empty, are the addresses the provider serves
 	// instead of every interface address of the host (each must be local).
 	Addresses []netip.Addr
@@ -78,6 +83,7 @@ func DefaultConfig() Config {
 		KeepAliveInterval: time.Second,
 		KeepAliveCount:    5,
 		ResponseTimeout:   30 * time.Second,
+		Spin:              0, // off: on a host with few cores a polling reader steals the core its peer needs
 	}
 }
 
