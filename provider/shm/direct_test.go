@@ -55,11 +55,18 @@ func (c *captureLinks) resume() { c.released.Do(func() { close(c.release) }) }
 
 func (c *captureLinks) links(t *testing.T) (active, passive *link) {
 	t.Helper()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.active == nil || c.passive == nil {
+	// The readers start with the connection but may not have reached the
+	// hook yet when NewPair returns.
+	started := spinUntil(func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.active != nil && c.passive != nil
+	})
+	if !started {
 		t.Fatal("the links' readers did not start")
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return c.active, c.passive
 }
 
