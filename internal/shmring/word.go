@@ -46,7 +46,17 @@ func word32(b []byte, off int) *uint32 {
 }
 
 // load and store are the only accesses to the words.
+//
+// The doorbell protocol is a Dekker handshake ("store flag, load index"
+// against "store index, load flag"), which needs every store ordered
+// before the loads that follow it. A store is therefore an atomic swap: a
+// full barrier on every architecture (XCHG on amd64, the same instruction
+// a plain atomic store uses there). A plain atomic store would do in
+// normal builds, but under the race detector sync/atomic stores are mere
+// release stores (a MOV on amd64, no fence), so the consumer's load of
+// tail could pass its store of sleeping and a wake-up be lost: both sides
+// asleep with a record in the ring.
 func load64(p *uint64) uint64     { return atomic.LoadUint64(p) }
-func store64(p *uint64, v uint64) { atomic.StoreUint64(p, v) }
+func store64(p *uint64, v uint64) { atomic.SwapUint64(p, v) }
 func load32(p *uint32) uint32     { return atomic.LoadUint32(p) }
-func store32(p *uint32, v uint32) { atomic.StoreUint32(p, v) }
+func store32(p *uint32, v uint32) { atomic.SwapUint32(p, v) }

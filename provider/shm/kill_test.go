@@ -60,11 +60,13 @@ func killMidTransfer(t *testing.T, mode shm.OneSided) {
 	c := startChild(t, fmt.Sprintf("godirect-nd-shm-kill-%d", time.Now().UnixNano()), shm.Config{OneSided: mode})
 	d := ndtest.NewDataPath(t, c.p, size)
 	a := d.Pair.Active
-	buf := make([]byte, size)
+	// Writes, Reads and Receives each have memory of their own: a Read's
+	// response may land while a later Write is still being copied out.
+	buf := make([]byte, 2*size+4096)
 	mr := a.Register(t, buf)
-	sgl := []nd.SGE{{Buffer: buf, Region: mr}}
-	small := []nd.SGE{{Buffer: buf[:4096], Region: mr}}
-	_ = small
+	sgl := []nd.SGE{{Buffer: buf[:size], Region: mr}}
+	rsgl := []nd.SGE{{Buffer: buf[size : 2*size], Region: mr}}
+	small := []nd.SGE{{Buffer: buf[2*size:], Region: mr}}
 	var reqs []*nd.Result
 	post := func(err error, r *nd.Result) {
 		if err != nil {
@@ -81,7 +83,7 @@ func killMidTransfer(t *testing.T, mode shm.OneSided) {
 		if i%2 == 0 {
 			post(a.Endpoint.Write(r, sgl, d.Window, 0, 0), r)
 		} else {
-			post(a.Endpoint.Read(r, sgl, d.Window, 0, 0), r)
+			post(a.Endpoint.Read(r, rsgl, d.Window, 0, 0), r)
 		}
 	}
 	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {

@@ -78,8 +78,12 @@ type link struct {
 	doneUpTo    uint64     // inbound: the last message handled
 	txErr       error
 	readResps   int        // Read responses queued and not yet in the ring
+	maxResps    int        // the peer's read limit (ORD) as negotiated; -1: not yet known
+	snapFree    [][]byte   // snapshot buffers for Read responses, for reuse
+	snapKept    int        // bytes held in snapFree
+	snapshots   int        // Read responses copied aside (tests)
 	copying     int        // direct copies in progress (Transmit)
-	cond        *sync.Cond // on mu: readResps or copying fell
+	cond        *sync.Cond // on mu: copying fell
 	watchdog    *time.Timer
 	wake        chan struct{} // the writer's wake-up
 	done        chan struct{} // closed by shutdown
@@ -100,7 +104,7 @@ type sent struct {
 func newLink(t *transport, c *net.UnixConn, active bool, seg *segment, bells [numBells]*shmring.Doorbell) *link {
 	l := &link{
 		t: t, conn: c, active: active, seg: seg, bells: bells, spin: t.p.cfg.Spin,
-		wake: make(chan struct{}, 1), done: make(chan struct{}),
+		wake: make(chan struct{}, 1), done: make(chan struct{}), maxResps: -1,
 	}
 	l.cond = sync.NewCond(&l.mu)
 	l.pub.cond = sync.NewCond(&l.pub.mu)
@@ -148,6 +152,9 @@ func (l *link) Accept(ird, ord int, privateData []byte) error {
 	r := reply{ird: ird, ord: ord, probeAddr: probeAddr(), probe: *probe, pd: privateData}
 	r.pvm = l.t.p.cfg.OneSided == OneSidedAuto && probePeer(l.pid, l.peerProbeAddr, l.peerProbe[:]) == nil
 	l.pvmPeer.Store(r.pvm)
+	l.mu.Lock()
+	l.maxResps = ird // the active side's ORD is at most our IRD
+	l.mu.Unlock()
 	if err := l.send(r.append(nil), nil); err != nil {
 		return nd.ErrConnectionAborted
 	}
@@ -230,6 +237,7 @@ func (l *link) watch() {
 			}
 			l.mu.Lock()
 			l.pvmOut = r.pvm && l.t.p.cfg.OneSided == OneSidedAuto
+			l.maxResps = r.ord // the passive side's negotiated ORD
 			l.mu.Unlock()
 			l.peerProbe, l.peerProbeAddr = r.probe, r.probeAddr
 			events.Accepted(r.ird, r.ord, r.pd)

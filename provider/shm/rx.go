@@ -119,17 +119,73 @@ func (l *link) refuse(msg uint64, st nd.Status) bool {
 	return false
 }
 
-// waitReadResponses waits until the writer copied every Read response
-// queued so far out of this side's memory, so that a later Write does not
-// change the bytes under it (Reads answer with the data as of their turn).
-// It returns false when the link closes meanwhile.
-func (l *link) waitReadResponses() bool {
+// protectReadResponses keeps the Read responses queued so far (the
+// writer has not yet copied them into the ring) answering with the bytes
+// as of their turn, before a Write places data into mem: the reader never
+// waits for ring room, which could deadlock two sides that both stream
+// Reads and Writes at each other with both rings full (each reader would
+// wait for its own writer, each writer for the peer's reader). It first
+// writes what fits into the ring now; the bytes of every response still
+// queued whose remaining source overlaps mem are then copied aside
+// (snapshot) and the response is sent from the copy. The snapshots are
+// bounded by the responses queued, at most the peer's negotiated ORD
+// (enforced in handle), and their buffers are reused.
+func (l *link) protectReadResponses(mem []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for l.readResps > 0 && !l.closing {
-		l.cond.Wait()
+	if l.readResps == 0 || l.closing || len(mem) == 0 {
+		return
 	}
-	return !l.closing
+	l.runJobsLocked()
+	if l.readResps == 0 {
+		return
+	}
+	for i := l.jobHead; i < len(l.jobs); i++ {
+		j := &l.jobs[i]
+		if j.kind != jobReadResp || j.snap || !overlaps(j.src[j.off:], mem) {
+			continue
+		}
+		b := l.snapBufLocked(len(j.src) - j.off)
+		copy(b, j.src[j.off:])
+		j.src, j.off, j.snap = b, 0, true
+		l.snapshots++
+	}
+}
+
+// overlaps reports whether a and b share a byte.
+func overlaps(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	pa, pb := addrOf(a), addrOf(b)
+	return pa < pb+uint64(len(b)) && pb < pa+uint64(len(a))
+}
+
+// maxSnapKept bounds the bytes of snapshot buffers kept for reuse per
+// ring byte.
+const maxSnapKept = 4
+
+// snapBufLocked returns an n-byte snapshot buffer, reusing a free one.
+func (l *link) snapBufLocked(n int) []byte {
+	for i, b := range l.snapFree {
+		if cap(b) >= n {
+			last := len(l.snapFree) - 1
+			l.snapFree[i], l.snapFree[last] = l.snapFree[last], nil
+			l.snapFree = l.snapFree[:last]
+			l.snapKept -= cap(b)
+			return b[:n]
+		}
+	}
+	return make([]byte, n)
+}
+
+// putSnapLocked takes back a snapshot buffer the writer is done with.
+func (l *link) putSnapLocked(b []byte) {
+	if l.snapKept+cap(b) > maxSnapKept*l.t.p.cfg.RingSize {
+		return
+	}
+	l.snapFree = append(l.snapFree, b[:0])
+	l.snapKept += cap(b)
 }
 
 // handle processes one record; false ends the reader.
@@ -178,12 +234,12 @@ func (l *link) handle(ep *engine.Endpoint, rec shmring.Record) bool {
 		}
 		l.r.msg = msg
 		write := rec.Type == recWrite
-		if write && !l.waitReadResponses() {
-			return false
-		}
 		mem, f := ep.AccessFault(token, addr, length, write)
 		if f != engine.FaultNone {
 			return l.refuse(msg, nd.ErrAccessViolation)
+		}
+		if write {
+			l.protectReadResponses(mem)
 		}
 		if rec.Aux&auxByAddress != 0 {
 			iovs, ok := l.parseIovs(p[rdmaHeader:], length)
@@ -202,9 +258,16 @@ func (l *link) handle(ep *engine.Endpoint, rec shmring.Record) bool {
 			return l.protocolError()
 		}
 		if !write {
-			// The response goes through the ring, ahead of the Ack.
+			// The response goes through the ring, ahead of the Ack; the
+			// writer copies it (the reader never waits for ring room). The
+			// peer's engine keeps at most its ORD Reads outstanding, and
+			// each stays so until the Ack that follows its response.
 			l.mu.Lock()
 			if length > 0 && !l.closing {
+				if l.maxResps >= 0 && l.readResps >= l.maxResps {
+					l.mu.Unlock()
+					return l.protocolError()
+				}
 				l.jobs = append(l.jobs, job{kind: jobReadResp, msg: msg, src: mem})
 				l.readResps++
 				l.kickLocked()

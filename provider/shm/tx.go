@@ -73,6 +73,7 @@ type job struct {
 	started bool // the first record is out
 	pvm     bool // Read/Write: name our buffers by address
 	src     []byte
+	snap    bool // a Read response's src is a snapshot buffer (protectReadResponses)
 }
 
 // Transmit implements engine.Link: the request is numbered, remembered
@@ -129,7 +130,9 @@ func (l *link) runJobsLocked() int {
 		}
 		if j.kind == jobReadResp {
 			l.readResps--
-			l.cond.Broadcast()
+			if j.snap {
+				l.putSnapLocked(j.src)
+			}
 		}
 		*j = job{}
 		l.jobHead++

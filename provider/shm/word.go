@@ -45,11 +45,15 @@ func word32(b []byte, off int) *uint32 {
 	return (*uint32)(p)
 }
 
-// Sequentially consistent, as the seqlock and in-flight protocol needs.
+// Sequentially consistent, as the seqlock and in-flight protocol needs
+// (the target's "store seq, load inflight" against the initiator's "raise
+// inflight, load seq"). Stores are atomic swaps, full barriers everywhere:
+// under the race detector sync/atomic stores are only release stores, which
+// a later load may pass (see internal/shmring's word.go).
 func load64(p *uint64) uint64     { return atomic.LoadUint64(p) }
-func store64(p *uint64, v uint64) { atomic.StoreUint64(p, v) }
+func store64(p *uint64, v uint64) { atomic.SwapUint64(p, v) }
 func load32(p *uint32) uint32     { return atomic.LoadUint32(p) }
-func store32(p *uint32, v uint32) { atomic.StoreUint32(p, v) }
+func store32(p *uint32, v uint32) { atomic.SwapUint32(p, v) }
 func add32(p *uint32, d int32) uint32 {
 	return atomic.AddUint32(p, uint32(d))
 }
