@@ -14,6 +14,8 @@
 //	nd rdmapingpong [-provider NAME] [-crc] [-s | -c] [-p PORT] [-b] [-n SGES]
 //	            [-max BYTES] [-iters N] [ADDRESS[:PORT]]
 //	nd rping (-s | -c) [-v] [-V] [-S SIZE] [-C COUNT] [-a ADDR] [-p PORT] [-provider NAME] [-crc]
+//	nd perf TEST [-s SIZE | -a] [-n ITERS | -D SEC] [-q QPS] [-t DEPTH] [-b] [--json]
+//	        [--plot FILE.png] [--server | ADDRESS[:PORT]]
 //	nd help [COMMAND]
 //
 // Run "nd help COMMAND" or "nd COMMAND -h" for the flags of one command.
@@ -54,6 +56,7 @@ var commands = []command{
 	{"rdmaping", "one-sided RDMA Write or Read throughput (ndrping)", rdmapingFlags},
 	{"rdmapingpong", "RDMA Write ping-pong, polling the last byte (ndrpingpong)", rdmapingpongFlags},
 	{"rping", "rdma-core's rping: RDMA Read/Write ping, wire-compatible with rping over siw", rpingFlags},
+	{"perf", "perftest's send/write/read _bw and _lat tests, with its columns, --json and --plot", perfFlags},
 }
 
 func main() {

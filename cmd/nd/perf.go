@@ -1,0 +1,351 @@
+package main
+
+// nd perf: perftest's six RDMA tests (ib_send_bw, ib_send_lat,
+// ib_write_bw, ib_write_lat, ib_read_bw, ib_read_lat) over any ND provider,
+// with perftest's main flags and its result columns. This file holds the
+// command line; perf_client.go and perf_server.go the two sides,
+// perf_wire.go what they say to each other, perf_report.go the output.
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/netip"
+	"strings"
+	"time"
+)
+
+const (
+	perfPort        = 18515   // perftest's default port
+	perfBWSize      = 65536   // perftest's default message size of the bandwidth tests
+	perfLatSize     = 2       // and of the latency tests
+	perfBWIters     = 5000    // perftest's default iterations of the bandwidth tests
+	perfLatIters    = 1000    // and of the latency tests
+	perfTxDepth     = 128     // perftest's default tx depth of the bandwidth tests
+	perfAllMin      = 2       // -a: the smallest size
+	perfAllMax      = 1 << 23 // -a: the largest size
+	perfMaxQPs      = 256     // -q at most
+	perfMaxTxDepth  = 1 << 16 // -t at most
+	perfMaxSamples  = 1 << 20 // latency samples kept per size with -D
+	perfMaxDuration = 3600    // -D at most, in seconds
+)
+
+// perfOp is the operation a test measures.
+type perfOp int
+
+// The operations.
+const (
+	opSend perfOp = iota + 1
+	opWrite
+	opRead
+)
+
+// perfTest is one of the tests.
+type perfTest struct {
+	name  string // on the command line: send_bw
+	title string // in the header, as perftest prints it
+	op    perfOp
+	lat   bool // a latency test
+}
+
+// perfTests lists the tests; the wire names a test by its index plus 1.
+var perfTests = []perfTest{
+	{"send_bw", "Send BW Test", opSend, false},
+	{"send_lat", "Send Latency Test", opSend, true},
+	{"write_bw", "RDMA_Write BW Test", opWrite, false},
+	{"write_lat", "RDMA_Write Latency Test", opWrite, true},
+	{"read_bw", "RDMA_Read BW Test", opRead, false},
+	{"read_lat", "RDMA_Read Latency Test", opRead, true},
+}
+
+// perfTestNamed returns the test called name, or nil.
+func perfTestNamed(name string) *perfTest {
+	for i := range perfTests {
+		if perfTests[i].name == name {
+			return &perfTests[i]
+		}
+	}
+	return nil
+}
+
+// perfTestNames lists the tests' names for messages.
+func perfTestNames() string {
+	names := make([]string, len(perfTests))
+	for i, t := range perfTests {
+		names[i] = t.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// perfConfig is the parsed command line of nd perf.
+type perfConfig struct {
+	test       *perfTest
+	provider   providerOpts
+	size       byteSize
+	all        bool
+	iters      int
+	duration   int // -D: seconds per size, 0 to run by iterations
+	port       uint
+	portSet    bool
+	qps        int
+	txDepth    int
+	gbits      bool // --report_gbits
+	blocking   bool // -b
+	json       bool
+	plot       string // --plot FILE.png
+	server     bool   // --server: only the server
+	inProcess  bool   // --in-process: both sides in this process
+	bind       string // --bind: the server's address
+	target     string // the ADDRESS[:PORT] argument, or ""
+	timeout    time.Duration
+	stderr     io.Writer
+	progressTo io.Writer // where the progress line goes, nil for none
+}
+
+// perfFlags defines the flags of nd perf.
+func perfFlags(stdout, stderr io.Writer) (*flag.FlagSet, runFunc) {
+	fs := flag.NewFlagSet("perf", flag.ContinueOnError)
+	c := &perfConfig{stderr: stderr}
+	c.define(fs)
+	fs.Usage = func() { perfUsage(fs) }
+	return fs, func(ctx context.Context, args []string) error {
+		if len(args) == 0 {
+			return usagef("name the test: one of %s", perfTestNames())
+		}
+		c.test = perfTestNamed(args[0])
+		if c.test == nil {
+			return usagef("unknown test %q: one of %s", args[0], perfTestNames())
+		}
+		positional, err := parseInterspersed(fs, args[1:])
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return nil
+		}
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		if err := c.parse(fs, positional); err != nil {
+			return err
+		}
+		// -timeout may follow TEST, after the deadline of ctx was set.
+		if c.timeout, err = time.ParseDuration(fs.Lookup("timeout").Value.String()); err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+		if !c.json && isTerminal(stdout) {
+			c.progressTo = stdout
+		}
+		return c.run(ctx, stdout)
+	}
+}
+
+// define defines the flags on fs, perftest's with their short and long
+// names.
+func (c *perfConfig) define(fs *flag.FlagSet) {
+	both := func(short, long string, def any, p any, usage string) {
+		for _, name := range []string{short, long} {
+			switch p := p.(type) {
+			case *int:
+				fs.IntVar(p, name, def.(int), usage)
+			case *uint:
+				fs.UintVar(p, name, def.(uint), usage)
+			case *bool:
+				fs.BoolVar(p, name, false, usage)
+			case flag.Value:
+				fs.Var(p, name, usage)
+			}
+		}
+	}
+	c.provider.define(fs)
+	both("s", "size", nil, &c.size, "message size in `bytes` (suffixes K, M, G; default 65536 for bw tests, 2 for lat tests)")
+	both("a", "all", nil, &c.all, "run the sizes from 2 to 2^23 bytes, doubling")
+	both("n", "iters", 0, &c.iters, "`iterations` per size (default 5000 for bw tests, 1000 for lat tests)")
+	both("D", "duration", 0, &c.duration, "run each size for `seconds` instead of a number of iterations")
+	both("p", "port", uint(perfPort), &c.port, "the `port` to listen on or connect to (ADDRESS:PORT overrides it)")
+	both("q", "qp", 1, &c.qps, "`connections` (endpoints) in parallel, results aggregated (bw tests)")
+	both("t", "tx-depth", 0, &c.txDepth, "requests in flight per connection, the tx `depth` (default 128 for bw tests, 1 for lat tests)")
+	fs.BoolVar(&c.gbits, "report_gbits", false, "report bandwidth in Gb/sec instead of MB/sec")
+	fs.BoolVar(&c.blocking, "b", false, "block in CompletionQueue.Notify for completions instead of polling")
+	fs.BoolVar(&c.json, "json", false, "print one JSON document (test, provider, parameters, a row per size) instead of the table")
+	fs.StringVar(&c.plot, "plot", "", "draw bandwidth (bw tests) or latency (lat tests) against message size into this PNG `file`")
+	fs.BoolVar(&c.server, "server", false, "run only the server: wait for one client, serve it and exit")
+	fs.BoolVar(&c.inProcess, "in-process", false, "without ADDRESS: run the server and the client in this process (always so with -provider loop)")
+	fs.StringVar(&c.bind, "bind", "", "with --server: the `address` to listen on (default: the provider's loopback address)")
+}
+
+// perfUsage prints the help of nd perf.
+func perfUsage(fs *flag.FlagSet) {
+	w := fs.Output()
+	fmt.Fprintf(w, `Usage: nd perf TEST [flags] [ADDRESS[:PORT]]
+
+perftest's tests over any ND provider. TEST is one of:
+  send_bw    Send/Receive bandwidth; the server grants credits for its Receives
+  write_bw   RDMA Write bandwidth into the server's window
+  read_bw    RDMA Read bandwidth from the server's window
+  send_lat   Send/Receive ping-pong; reports half the round trip
+  write_lat  RDMA Write ping-pong, each side polling the last byte of its
+             window; reports half the round trip
+  read_lat   back-to-back RDMA Reads, one in flight; reports the full Read
+
+As perftest, the server runs without an address and the client with it:
+  nd perf TEST --server [-p PORT]     the server: serves one client, then exits
+  nd perf TEST [flags] ADDRESS[:PORT] the client: connects, measures, prints
+Without an address nd perf runs both on this host: it starts itself as the
+server in a second process on a free port and runs the client against it.
+--in-process runs both in this process instead, and -provider loop (which
+only connects adapters of one process) always does. The client tells the
+server the test, sizes and depths: the server needs only -provider, -b, -p.
+
+Bandwidth columns (MB is 2^20 bytes, as perftest; Gb is 10^9 bits):
+  #bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]
+BW average is all bytes of all connections over the wall time from the
+first request posted to the last completion; BW peak the best rate over a
+run of consecutive requests, summed over the connections (with -D it is the
+average). Latency columns, in microseconds over the iterations (with -D over
+the first %d):
+  #bytes #iterations t_min t_max t_typical(median) t_avg t_stdev 99%% 99.9%%
+With --plot, bandwidth or latency against message size is drawn into a PNG.
+On a terminal a progress line shows the size being measured.
+Polling (the default, as perftest) keeps a core busy on each side; on a host
+with few cores it starves the provider's own threads (tcp): -b blocks in
+Notify instead, and is passed on to the server process nd perf starts.
+write_lat polls the last byte whatever -b says.
+
+Flags (perftest's -s and --size are the same flag, and so on):
+`, perfMaxSamples)
+	fs.PrintDefaults()
+}
+
+// parseInterspersed parses args with fs, letting flags and positional
+// arguments mix as perftest's getopt does, and returns the positional ones.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	usage, out := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	defer func() { fs.Usage = usage; fs.SetOutput(out) }()
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		positional, args = append(positional, args[0]), args[1:]
+	}
+}
+
+// parse takes the positional arguments, applies the test's defaults and
+// checks the flags.
+func (c *perfConfig) parse(fs *flag.FlagSet, args []string) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	c.portSet = set["p"] || set["port"]
+	if len(args) > 1 {
+		return usagef("too many arguments: %q", args)
+	}
+	if len(args) == 1 {
+		c.target = args[0]
+	}
+	if !set["s"] && !set["size"] {
+		c.size = perfBWSize
+		if c.test.lat {
+			c.size = perfLatSize
+		}
+	}
+	if !set["n"] && !set["iters"] {
+		c.iters = perfBWIters
+		if c.test.lat {
+			c.iters = perfLatIters
+		}
+	}
+	if !set["t"] && !set["tx-depth"] {
+		c.txDepth = perfTxDepth
+		if c.test.lat {
+			c.txDepth = 1
+		}
+	}
+	switch {
+	case c.server && c.target != "":
+		return usagef("--server takes no address: the client is given the server's")
+	case c.server && c.inProcess:
+		return usagef("--server and --in-process exclude each other")
+	case c.inProcess && c.target != "":
+		return usagef("--in-process runs both sides: give no address")
+	case c.bind != "" && !c.server:
+		return usagef("--bind applies to --server")
+	case c.size < 1 || c.size > maxServedSize:
+		return usagef("-s %d: the size must be 1 to %d bytes", c.size, maxServedSize)
+	case c.iters < 1:
+		return usagef("-n %d: at least 1 iteration", c.iters)
+	case c.duration < 0 || c.duration > perfMaxDuration:
+		return usagef("-D %d: the duration must be 0 to %d seconds", c.duration, perfMaxDuration)
+	case c.port > 65535:
+		return usagef("-p %d: not a port", c.port)
+	case c.qps < 1 || c.qps > perfMaxQPs:
+		return usagef("-q %d: 1 to %d connections", c.qps, perfMaxQPs)
+	case c.qps > 1 && c.test.lat:
+		return usagef("-q %d: the latency tests measure one connection", c.qps)
+	case c.txDepth < 1 || c.txDepth > perfMaxTxDepth:
+		return usagef("-t %d: the tx depth must be 1 to %d", c.txDepth, perfMaxTxDepth)
+	case c.txDepth > 1 && c.test.lat:
+		return usagef("-t %d: the latency tests keep one request in flight", c.txDepth)
+	case c.server && (c.json || c.plot != ""):
+		return usagef("--json and --plot are client flags: the client reports")
+	}
+	return nil
+}
+
+// sizes returns the message sizes to measure.
+func (c *perfConfig) sizes() []int {
+	if !c.all {
+		return []int{int(c.size)}
+	}
+	var sizes []int
+	for s := perfAllMin; s <= perfAllMax; s *= 2 {
+		sizes = append(sizes, s)
+	}
+	return sizes
+}
+
+// run opens the provider and runs the server, the client, or both.
+func (c *perfConfig) run(ctx context.Context, out io.Writer) error {
+	p, addrs, err := c.provider.open()
+	if err != nil {
+		return err
+	}
+	switch {
+	case c.target != "":
+		target, hasPort, err := parseTarget(c.target, uint16(c.port))
+		if err != nil {
+			return err
+		}
+		if hasPort && c.portSet && target.Port() != uint16(c.port) {
+			return usagef("the port of %s and -p %d disagree", c.target, c.port)
+		}
+		return runClient(ctx, c, p, addrs, target, out)
+	case c.server:
+		addr := defaultServerAddr(addrs)
+		if c.bind != "" {
+			a, _, err := parseTarget(c.bind, 0)
+			if err != nil {
+				return err
+			}
+			addr = a.Addr()
+		}
+		return runServer(ctx, c, p, addrs, netip.AddrPortFrom(addr, uint16(c.port)), out)
+	case c.inProcess || p.Name() == "loop":
+		port := uint16(0)
+		if c.portSet {
+			port = uint16(c.port)
+		}
+		return runLocal(ctx, c, p, addrs, port, out)
+	default:
+		return c.runTwoProcesses(ctx, p, addrs, out)
+	}
+}

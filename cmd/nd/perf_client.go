@@ -1,0 +1,307 @@
+package main
+
+// The active side of one nd perf connection: its set-up, its control
+// messages and the completions it takes. perf_client_step.go has the timed
+// loops, perf_run.go drives the connections through the sizes.
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/godirect/nd"
+)
+
+// perfReplySlots is the number of Receives the client keeps posted for the
+// server's messages: at most two credit messages and one answer are ever
+// on their way (see nd ping's replies), or one echo.
+const perfReplySlots = 4
+
+// perfConn is the client's side of one connection.
+type perfConn struct {
+	ctx       context.Context
+	test      *perfTest
+	s         *session
+	reaper    *reaper
+	replies   *receiveRing // the server's messages, each slot its own buffer
+	replyMR   nd.MemoryRegion
+	reply     [perfMsgSize]byte // the message being parsed
+	answer    perfMsg           // the last answer (not a credit message) not yet taken
+	answered  bool
+	credits   int // Sends the server has Receives posted for
+	ctrl      []byte
+	ctrlMR    nd.MemoryRegion
+	ctrlRes   nd.Result // the control message's or the end marker's Send
+	ctrlBusy  bool
+	buf       []byte // the source of Sends and Writes, the sink of Reads
+	bufMR     nd.MemoryRegion
+	win       []byte // write_lat: the window the server Writes into; from wordAligned
+	winMR     nd.MemoryRegion
+	mw        nd.MemoryWindow
+	bindRes   nd.Result
+	remote    nd.MWDescriptor // the server's window
+	ops       *requestRing    // the data requests in flight
+	sgl       [1]nd.SGE
+	inline    int
+	echoSize  int // send_lat: the size of the echoes due, 0 outside a step
+	echoes    int // send_lat: echoes arrived and not yet taken
+	round     int // write_lat: the round trips so far
+	posted    []int64
+	completed []int64 // bw: when each request was posted and completed, ns after start
+	samples   []int64 // lat: each iteration's time in ns
+	start     time.Time
+	end       time.Time
+	n         int // the step's requests completed (bw) or iterations (lat)
+}
+
+// dialConn connects connection qp of the test from adapter a to the
+// server at remote, for messages of up to maxSize bytes.
+func (c *perfConfig) dialConn(ctx context.Context, a nd.Adapter, ai nd.AdapterInfo, remote netip.AddrPort, qp, maxSize int) (_ *perfConn, err error) {
+	op := c.test.op
+	if op == opSend {
+		err = checkSize(ai, max(maxSize, perfMsgSize))
+	} else {
+		err = checkWindow(ai, maxSize)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("adapter %s: %w", a.Address(), err)
+	}
+	// The data requests, a control message or the end marker, and a Bind.
+	limits := nd.EndpointLimits{InboundEntries: perfReplySlots, OutboundEntries: c.txDepth + 2, InboundSGE: 1, OutboundSGE: 1}
+	if op == opRead {
+		limits.OutboundReadLimit = min(c.txDepth, ai.MaxOutboundReadLimit)
+		if limits.OutboundReadLimit < 1 {
+			return nil, fmt.Errorf("adapter %s allows no RDMA Reads in flight", a.Address())
+		}
+	}
+	if err := checkPerfLimits(ai, limits); err != nil {
+		return nil, fmt.Errorf("adapter %s: %w", a.Address(), err)
+	}
+	s, err := newSession(a, nil, limits)
+	if err != nil {
+		return nil, err
+	}
+	pc := &perfConn{
+		ctx:    ctx,
+		test:   c.test,
+		s:      s,
+		reaper: newReaper(ctx, s.cq, c.blocking, perfReplySlots+c.txDepth+2),
+		inline: s.ep.MaxInlineData(),
+	}
+	defer func() {
+		if err != nil {
+			pc.close()
+		}
+	}()
+	if err := pc.setUp(ctx, a, maxSize, c.iters, c.duration > 0); err != nil {
+		return nil, err
+	}
+	var credits int
+	checkWelcome := func(b []byte) error {
+		if err := perfGreeting.checkWelcome(b); err != nil {
+			return err
+		}
+		if len(b) < welcomeSize+4 {
+			return fmt.Errorf("the server's welcome has no credits (private data %q)", b)
+		}
+		credits = int(binary.BigEndian.Uint32(b[welcomeSize:]))
+		return nil
+	}
+	h := perfHello{test: c.test, qp: qp, qps: c.qps, txDepth: c.txDepth, maxSize: maxSize}
+	if err := s.dial(ctx, remote, h.wire(), checkWelcome); err != nil {
+		return nil, err
+	}
+	pc.credits = credits
+	_, ord, err := readLimits(s.conn, limits)
+	if err != nil {
+		return nil, err
+	}
+	return pc, pc.exchange(maxSize, c.txDepth, ord)
+}
+
+// setUp registers the connection's buffers, posts its Receives and sizes
+// its records: per request with iters for a bw test, per iteration for a
+// lat test (perfMaxSamples of them when it runs by time).
+func (pc *perfConn) setUp(ctx context.Context, a nd.Adapter, maxSize, iters int, timed bool) (err error) {
+	if pc.buf, pc.bufMR, err = registered(ctx, a, maxSize); err != nil {
+		return err
+	}
+	if pc.ctrl, pc.ctrlMR, err = registered(ctx, a, perfMsgSize); err != nil {
+		return err
+	}
+	slot := perfMsgSize
+	if pc.test.op == opSend && pc.test.lat {
+		slot = max(slot, maxSize) // the echoes land here too
+	}
+	var replyBuf []byte
+	if replyBuf, pc.replyMR, err = registered(ctx, a, perfReplySlots*slot); err != nil {
+		return err
+	}
+	if pc.replies, err = newReceiveSlots(pc.s.ep, replyBuf, pc.replyMR, perfReplySlots); err != nil {
+		return err
+	}
+	if pc.test.op == opWrite && pc.test.lat {
+		pc.win = wordAligned(maxSize) // zeroed: no round's last byte is 0
+		if pc.winMR, err = a.RegisterMemory(ctx, pc.win); err != nil {
+			return fmt.Errorf("RegisterMemory of %d bytes: %w", len(pc.win), err)
+		}
+	}
+	switch {
+	case pc.test.lat && timed:
+		pc.samples = make([]int64, perfMaxSamples)
+	case pc.test.lat:
+		pc.samples = make([]int64, iters)
+	case !timed:
+		pc.posted, pc.completed = make([]int64, iters), make([]int64, iters)
+	}
+	return nil
+}
+
+// exchange takes the server's window and, for write_lat, sends the
+// client's; it sizes the pipeline: txDepth requests, and for read_bw no
+// more than the connection's and the server's read limits allow.
+func (pc *perfConn) exchange(maxSize, txDepth, ord int) error {
+	m, err := pc.await(msgWindow)
+	if err != nil {
+		return fmt.Errorf("waiting for the server's window: %w", err)
+	}
+	depth := txDepth
+	if pc.test.op != opSend {
+		pc.remote = m.window.desc
+		if pc.remote.Length < uint64(maxSize) {
+			return fmt.Errorf("the server's window has %d bytes, want %d", pc.remote.Length, maxSize)
+		}
+	}
+	if pc.test.op == opRead {
+		depth = min(depth, ord, int(m.window.readLimit))
+		if depth < 1 {
+			return fmt.Errorf("the connection allows no RDMA Reads (outbound read limit %d, the server's %d)", ord, m.window.readLimit)
+		}
+	}
+	pc.ops = newRequestRing(depth)
+	if pc.win == nil {
+		return nil
+	}
+	mw, desc, err := pc.s.bindWindow(&pc.bindRes, pc.winMR, pc.win, nd.FlagAllowWrite)
+	if err != nil {
+		return err
+	}
+	pc.mw = mw
+	if err := pc.reaper.waitAll(&pc.bindRes); err != nil {
+		return fmt.Errorf("binding the window: %w", err)
+	}
+	if err := pc.send(perfMsg{kind: msgWindow, window: windowMsg{desc: desc}}); err != nil {
+		return err
+	}
+	if _, err := pc.await(msgReady); err != nil {
+		return fmt.Errorf("sending the window: %w", err)
+	}
+	return nil
+}
+
+// close releases the window, the registrations and the session.
+func (pc *perfConn) close() {
+	if pc.mw != nil {
+		pc.mw.Close()
+	}
+	deregister(pc.ctx, pc.s.adapter, pc.bufMR, pc.ctrlMR, pc.replyMR, pc.winMR)
+	pc.s.close()
+}
+
+// send sends a control message; a message of kind 0 is the end marker, a
+// zero-byte Send. It waits for the previous one's completion and for a credit.
+func (pc *perfConn) send(m perfMsg) error {
+	for pc.ctrlBusy || pc.credits == 0 {
+		if err := pc.take(); err != nil {
+			return err
+		}
+	}
+	var sgl []nd.SGE
+	if m.kind != 0 {
+		pc.sgl[0] = nd.SGE{Buffer: m.put(pc.ctrl), Region: pc.ctrlMR}
+		sgl = pc.sgl[:]
+	}
+	if err := pc.s.ep.Send(&pc.ctrlRes, sgl, 0); err != nil {
+		return fmt.Errorf("Send of a %s message: %w", perfKindName(m.kind), err)
+	}
+	pc.ctrlBusy = true
+	pc.credits--
+	return nil
+}
+
+// await waits for the server's next answer, which must be of kind.
+func (pc *perfConn) await(kind uint32) (perfMsg, error) {
+	for !pc.answered {
+		if err := pc.take(); err != nil {
+			return perfMsg{}, err
+		}
+	}
+	pc.answered = false
+	if pc.answer.kind != kind {
+		return perfMsg{}, fmt.Errorf("the server sent a %s message, want %s", perfKindName(pc.answer.kind), perfKindName(kind))
+	}
+	return pc.answer, nil
+}
+
+// take waits for completions and handles them.
+func (pc *perfConn) take() error {
+	done, err := pc.reaper.next()
+	if err != nil {
+		return err
+	}
+	return pc.handle(done)
+}
+
+// handle takes completions: the data requests', the control Send's, and
+// the server's messages. It allocates nothing unless it fails.
+func (pc *perfConn) handle(done []*nd.Result) error {
+	for _, r := range done {
+		switch {
+		case pc.ops != nil && pc.ops.owns(r):
+			if err := pc.ops.complete(); err != nil {
+				return fmt.Errorf("request %d completed with %w", pc.n, err)
+			}
+			if pc.n < len(pc.completed) {
+				pc.completed[pc.n] = int64(time.Since(pc.start))
+			}
+			pc.n++
+		case r == &pc.ctrlRes:
+			if err := r.Status.Err(); err != nil {
+				return fmt.Errorf("a control message's Send completed with %w", err)
+			}
+			pc.ctrlBusy = false
+		case pc.replies.owns(r) && pc.echoSize > 0:
+			n, err := pc.replies.complete(nil)
+			if err != nil {
+				return err
+			}
+			if n != pc.echoSize {
+				return fmt.Errorf("an echo of %d bytes, want %d", n, pc.echoSize)
+			}
+			pc.echoes++
+			pc.credits++
+		case pc.replies.owns(r):
+			n, err := pc.replies.complete(pc.reply[:])
+			if err != nil {
+				return err
+			}
+			m, err := parsePerfMsg(pc.reply[:], n)
+			if err != nil {
+				return err
+			}
+			pc.credits += int(m.credits)
+			if m.kind == msgCredit {
+				continue
+			}
+			if pc.answered {
+				return fmt.Errorf("a %s message before the %s message was taken", perfKindName(m.kind), perfKindName(pc.answer.kind))
+			}
+			pc.answer, pc.answered = m, true
+		default:
+			return errUnexpected
+		}
+	}
+	return nil
+}

@@ -1,0 +1,115 @@
+package main
+
+// The client of nd perf: connects the -q connections, runs each size as a
+// step on all of them at once, and reports.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/godirect/nd"
+)
+
+// drive implements dataTool: it connects from adapter a to the server at
+// remote, measures every size, reports to out and disconnects.
+func (c *perfConfig) drive(ctx context.Context, a nd.Adapter, remote netip.AddrPort, out io.Writer) error {
+	sizes := c.sizes()
+	ai, err := queryAdapter(a)
+	if err != nil {
+		return err
+	}
+	conns := make([]*perfConn, 0, c.qps)
+	defer func() {
+		for _, pc := range conns {
+			pc.close()
+		}
+	}()
+	for i := range c.qps {
+		pc, err := c.dialConn(ctx, a, ai, remote, i, sizes[len(sizes)-1])
+		if err != nil {
+			if c.qps > 1 {
+				err = fmt.Errorf("connection %d: %w", i, err)
+			}
+			return err
+		}
+		conns = append(conns, pc)
+	}
+	rep := c.newReport(a.Address(), remote, conns[0], out)
+	rep.header()
+	for k, size := range sizes {
+		rep.progress(k, len(sizes), size)
+		if err := c.step(conns, size, rep); err != nil {
+			rep.clearProgress()
+			return fmt.Errorf("size %d: %w", size, err)
+		}
+	}
+	rep.clearProgress()
+	for _, pc := range conns {
+		if err := pc.send(perfMsg{kind: msgDone}); err != nil {
+			return err
+		}
+		for pc.ctrlBusy {
+			if err := pc.take(); err != nil {
+				return fmt.Errorf("the done message: %w", err)
+			}
+		}
+		if err := pc.s.conn.Disconnect(ctx); err != nil {
+			return fmt.Errorf("Disconnect: %w", err)
+		}
+	}
+	return rep.finish()
+}
+
+// step measures messages of size bytes on every connection at once and
+// adds the row to rep.
+func (c *perfConfig) step(conns []*perfConn, size int, rep *perfReport) error {
+	iters := c.iters
+	if c.duration > 0 {
+		iters = 0
+	}
+	dur := time.Duration(c.duration) * time.Second
+	for _, pc := range conns {
+		if err := pc.begin(size, iters); err != nil {
+			return err
+		}
+	}
+	var err error
+	if len(conns) == 1 {
+		err = conns[0].measure(size, iters, dur)
+	} else {
+		// The connections start together once every server side is ready.
+		errs := make([]error, len(conns))
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i, pc := range conns {
+			wg.Go(func() {
+				<-start
+				if err := pc.measure(size, iters, dur); err != nil {
+					errs[i] = fmt.Errorf("connection %d: %w", i, err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		err = errors.Join(errs...)
+	}
+	if err != nil {
+		return err
+	}
+	for _, pc := range conns {
+		if err := pc.finish(); err != nil {
+			return err
+		}
+	}
+	if c.test.lat {
+		rep.addLat(latencyRow(conns[0], size))
+	} else {
+		rep.addBW(bandwidthRow(conns, size, c.gbits))
+	}
+	return nil
+}
