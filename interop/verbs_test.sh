@@ -71,7 +71,8 @@ ulimit -l unlimited
 echo "guest: $(uname -r); devices: $(ibv_devices | awk 'NR>2{printf "%s ", $1}')"
 for r in "${RUNS[@]}"; do
 	echo "=== RUNSET $r"
-	timeout 1400 /inject/verbs.test -test.run "$r" -test.v -test.count 1 -test.timeout 1380s 2>&1
+	t=600; [[ $r == TestMixed* ]] && t=360
+	timeout $((t + 20)) /inject/verbs.test -test.run "$r" -test.v -test.count 1 -test.timeout ${t}s 2>&1
 	echo "=== RUNSET-EXIT $?"
 done
 GUEST

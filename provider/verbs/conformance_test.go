@@ -1,0 +1,192 @@
+//go:build verbs && linux
+
+package verbs_test
+
+import (
+	"flag"
+	"fmt"
+	"net/netip"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/godirect/nd"
+	"github.com/godirect/nd/ndtest"
+	"github.com/godirect/nd/provider/tcp"
+	"github.com/godirect/nd/provider/verbs"
+)
+
+// device is one RDMA device port the tests found, with its address.
+type device struct {
+	name  string
+	iwarp bool
+	addr  netip.Addr
+}
+
+func devices(t testing.TB) []device {
+	p := verbs.New()
+	addrs, err := p.Addresses()
+	if err != nil {
+		t.Fatalf("Addresses: %v", err)
+	}
+	var ds []device
+	for _, a := range addrs {
+		ad, err := p.OpenAdapter(a)
+		if err != nil {
+			t.Fatalf("OpenAdapter(%v): %v", a, err)
+		}
+		name, iw := ad.(*verbs.Adapter).Device()
+		ad.Close()
+		ds = append(ds, device{name, iw, a})
+	}
+	if len(ds) == 0 {
+		t.Skip("no RDMA device port with an IPv4 address on this host (the VM has siw0 on 192.0.2.1 and rxe0 on 192.0.2.2: see docs/verbs.md)")
+	}
+	return ds
+}
+
+// single is the verbs provider restricted to one address, so that the
+// suite runs on one device.
+type single struct {
+	*verbs.Provider
+	addr netip.Addr
+}
+
+func (s single) Addresses() ([]netip.Addr, error) { return []netip.Addr{s.addr}, nil }
+
+func (s single) OpenAdapter(a netip.Addr) (nd.Adapter, error) {
+	if a != s.addr {
+		return nil, nd.ErrInvalidAddress
+	}
+	return s.Provider.OpenAdapter(a)
+}
+
+func kind(d device) string {
+	if d.iwarp {
+		return "iwarp"
+	}
+	return "roce"
+}
+
+// TestConformance runs ndtest over every device found, as
+// TestConformance/<device>/....
+func TestConformance(t *testing.T) {
+	for _, d := range devices(t) {
+		t.Run(d.name, func(t *testing.T) {
+			t.Logf("device %s (%s) on %v", d.name, kind(d), d.addr)
+			ndtest.Run(t, single{verbs.New(), d.addr})
+		})
+	}
+}
+
+// tcpAlias names the provider/tcp adapter in a mixed pair; it serves the
+// verbs device's own address.
+var tcpAlias = netip.MustParseAddr("192.0.2.201")
+
+// mixed opens the first address with provider/verbs and the second with
+// provider/tcp (or the other way round), so that ndtest's two adapters are
+// one of each: two implementations of nd on one wire.
+type mixed struct {
+	v         *verbs.Provider
+	t         *tcp.Provider
+	addr      netip.Addr
+	tcpActive bool
+}
+
+func (m mixed) Name() string { return "verbs+tcp" }
+
+func (m mixed) Addresses() ([]netip.Addr, error) {
+	if m.tcpActive {
+		return []netip.Addr{tcpAlias, m.addr}, nil
+	}
+	return []netip.Addr{m.addr, tcpAlias}, nil
+}
+
+func (m mixed) OpenAdapter(a netip.Addr) (nd.Adapter, error) {
+	switch a {
+	case m.addr:
+		return m.v.OpenAdapter(a)
+	case tcpAlias:
+		return m.t.OpenAdapter(m.addr)
+	}
+	return nil, nd.ErrInvalidAddress
+}
+
+// OpenNetwork: the TCP side cannot tell an unserved address from a host
+// where nobody listens.
+func (m mixed) OpenNetwork() bool { return true }
+
+// TestMixed runs ndtest between provider/verbs on an iWARP device and
+// provider/tcp, verbs active (TestMixed/<dev>/verbs-active) and tcp active
+// (TestMixed/<dev>/tcp-active). Run it with
+// -test.run 'TestMixed/.*/.*/(Connection|Send|Receive|Read|Write|Memory)/'.
+func TestMixed(t *testing.T) {
+	found := false
+	for _, d := range devices(t) {
+		if !d.iwarp {
+			continue
+		}
+		found = true
+		cfg := tcp.DefaultConfig()
+		cfg.Addresses = []netip.Addr{d.addr}
+		for _, tcpActive := range []bool{false, true} {
+			name := "verbs-active"
+			if tcpActive {
+				name = "tcp-active"
+			}
+			t.Run(d.name+"/"+name, func(t *testing.T) {
+				ndtest.Run(t, mixed{verbs.New(), tcp.New(cfg), d.addr, tcpActive})
+			})
+		}
+	}
+	if !found {
+		t.Skip("no iWARP device: provider/tcp speaks iWARP only")
+	}
+}
+
+// skips lists the cases a device cannot do, with the reason; TestMain
+// turns them into -test.skip unless the caller set -test.skip, and prints
+// them, so that nothing is skipped silently. docs/verbs.md explains each.
+var skips = []struct{ pattern, reason string }{
+	{"TestConformance/siw.*/Connection/Handshake/PrivateDataAndReadLimits",
+		"siw: the passive side's rdma_cm ESTABLISHED fires when its MPA reply is written; siw initiators send no RTR, so Accept returns before the active side's CompleteConnect"},
+	{"TestConformance/siw.*/Connection/Reject/ByActive",
+		"siw: Accept has returned when the active side rejects (no MPA RTR from siw initiators), so the passive side sees a disconnect, not a refusal"},
+	{"TestConformance/siw.*/CQ/NotifySolicited/NotFiredByOrdinaryCompletion",
+		"siw: a solicited-only arm (ibv_req_notify_cq(cq, 1)) never fired for the Receive of a Send with the SE bit in the VM; rxe fires it"},
+	{"TestConformance/siw.*/Send/SolicitedEvent",
+		"siw: a solicited-only arm never fired for the Receive of a Send with the SE bit (as CQ/NotifySolicited)"},
+	{"TestConformance/siw.*/Read/PeerInboundReadLimitZero",
+		"siw: its responder negotiates IRD/ORD 'relaxed' and replies with the initiator's values, so the active side cannot learn that the passive side serves no Reads"},
+	{"TestConformance/siw.*/Read/SilentFailure",
+		"siw: the initiator of a Read past the window's end gets a flush, not an error status (see AccessViolation)"},
+	{"TestConformance/siw.*/(Read|Write)/AccessViolation/(PastEnd|OffsetBeyondEnd|OffsetWraps|ForgedToken|ForgedBase|ForgedLength|WithoutAllowRead|ReadOnlyWindow|StaleToken)",
+		"siw: the initiator of a refused Read/Write gets no error status (its Read is flushed, a Write completed when sent); the Terminate is not visible to user space"},
+	{"TestConformance/siw.*/Memory/(WindowReuse|CloseInvalidatesWindow|WindowBoundToEndpoint|SendAndInvalidate)",
+		"siw: remote access through a stale or foreign window is refused by the target, but the initiator is not told why (see AccessViolation); siw does not report the invalidated STag of a Send with Invalidate to user-space CQs"},
+	{"TestMixed/siw.*/verbs-active/Connection/(Handshake|Reject)",
+		"siw initiator: Accept at provider/tcp returns once its MPA reply is out (siw sends no RTR), as on siw"},
+	{"TestMixed/siw.*/verbs-active/(Read|Write)/(AccessViolation|SilentFailure)",
+		"siw initiator: provider/tcp refuses the access with a Terminate that siw does not report to user space (its request is flushed)"},
+	{"TestMixed/siw.*/verbs-active/Memory/(WindowReuse|CloseInvalidatesWindow|WindowBoundToEndpoint|SendAndInvalidate)",
+		"siw initiator: a refused access through a stale or foreign window is reported as a flush (see AccessViolation)"},
+	{"TestMixed/siw.*/tcp-active/Memory/SendAndInvalidate",
+		"siw target: siw invalidates the STag but does not report it to user-space CQs, so the emulated window's invalidate Result is not set"},
+	{"TestConformance/rxe.*/Memory/(SendAndInvalidate|WindowBoundToEndpoint)",
+		"rxe: the emulated windows are registrations, which rxe does not let a peer invalidate; windows are reachable from every connection of the adapter (no hardware type-2 windows in this provider yet)"},
+	{"TestConformance/rxe.*/Adapter/Query",
+		"rxe: the IB CM carries 56/148 private-data bytes, padded; the provider uses 2 for the ND protocol and the exact length, so MaxCallerData is 54 (ND asks 56)"},
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if f := flag.Lookup("test.skip"); f != nil && f.Value.String() == "" && os.Getenv("VERBS_NO_SKIPS") == "" {
+		var pats []string
+		for _, s := range skips {
+			fmt.Printf("SKIP-RULE %s: %s\n", s.pattern, s.reason)
+			pats = append(pats, s.pattern)
+		}
+		flag.Set("test.skip", strings.Join(pats, "|"))
+	}
+	os.Exit(m.Run())
+}

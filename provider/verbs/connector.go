@@ -1,0 +1,873 @@
+//go:build verbs && linux
+
+package verbs
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/godirect/nd"
+)
+
+const (
+	stIdle       = iota
+	stConnecting // active: Connect in progress
+	stConnected  // active: Connect succeeded, CompleteConnect or Reject next
+	stRequested  // passive: holds a request from GetConnectionRequest
+	stAccepting  // passive: Accept in progress
+	stUp         // connected
+	stEnded      // the connection ended
+	stRefused    // active: the peer refused
+)
+
+const resolveTimeoutMS = 2000
+
+// connector is an ND connector: one rdma_cm id on the adapter's event
+// channel, made by Connect or bound to a request by GetConnectionRequest.
+type connector struct {
+	a        *Adapter
+	evs      chan cmEvent
+	closedCh chan struct{}
+	ended    chan struct{}
+	endOnce  sync.Once
+
+	mu            sync.Mutex
+	closed        bool
+	state         int
+	handle        uintptr
+	id            cID
+	ep            *endpoint
+	req           *request
+	everConnected bool
+	disconnected  bool // Disconnect already reported success
+	hasPeer       bool
+	peerPD        []byte
+	peerIRD       int // the peer's limits (the application's) from its frame
+	peerORD       int
+	local, remote netip.AddrPort
+}
+
+var _ nd.Connector = (*connector)(nil)
+
+func newConnector(a *Adapter) *connector {
+	return &connector{a: a, evs: make(chan cmEvent, 16), closedCh: make(chan struct{}), ended: make(chan struct{})}
+}
+
+func (c *connector) onEvent(ev cmEvent) {
+	switch ev.typ {
+	case evDisconnected, evDeviceRemoval:
+		c.mu.Lock()
+		ep := c.ep
+		c.mu.Unlock()
+		if ep != nil {
+			ep.terminate()
+		} else {
+			c.connectionEnded(nil)
+		}
+	case evTimewaitExit:
+		return
+	}
+	select {
+	case c.evs <- ev:
+	default:
+	}
+}
+
+// connectionEnded records the end of the connection and tells the peer.
+func (c *connector) connectionEnded(*endpoint) {
+	c.mu.Lock()
+	switch c.state {
+	case stUp, stConnected, stAccepting:
+		c.state = stEnded
+	}
+	id := c.id
+	ever := c.everConnected
+	c.mu.Unlock()
+	if ever {
+		c.endOnce.Do(func() { close(c.ended) })
+	}
+	if id != nil {
+		cmDisconnect(id)
+	}
+}
+
+func (c *connector) endpointClosed(*endpoint) {}
+
+// wait returns the next connection event for a blocking call.
+func (c *connector) wait(ctx context.Context, op string) (cmEvent, error) {
+	for {
+		select {
+		case ev := <-c.evs:
+			if ev.typ == evTimewaitExit {
+				continue
+			}
+			return ev, nil
+		case <-ctx.Done():
+			return cmEvent{}, canceled(op, ctx)
+		case <-c.closedCh:
+			return cmEvent{}, &nd.OpError{Op: op, Status: nd.ErrCanceled, Err: errClosed}
+		case <-c.a.done:
+			return cmEvent{}, &nd.OpError{Op: op, Status: nd.ErrCanceled, Err: errClosed}
+		}
+	}
+}
+
+// private data framing -----------------------------------------------------
+
+func (c *connector) wrap(protocol int, pd []byte) []byte {
+	if c.a.dev.iwarp {
+		return append([]byte{'g', 'd', prefixVersion, byte(protocol)}, pd...)
+	}
+	return append([]byte{byte(protocol), byte(len(pd))}, pd...)
+}
+
+// unwrap returns the protocol (-1 when the peer sent no framing), whether
+// the peer is godirect, and the application's data.
+func unwrap(iwarp bool, pd []byte) (int, bool, []byte) {
+	if iwarp {
+		if len(pd) >= prefixSize && pd[0] == 'g' && pd[1] == 'd' && pd[2] == prefixVersion {
+			return int(pd[3]), true, pd[prefixSize:]
+		}
+		return -1, false, pd
+	}
+	if len(pd) >= ibHeader && int(pd[1]) <= len(pd)-ibHeader {
+		return int(pd[0]), true, pd[ibHeader : ibHeader+int(pd[1])]
+	}
+	return -1, false, pd
+}
+
+// wire is the IRD or ORD announced for an application limit: one more on
+// iWARP, as provider/tcp announces (it keeps a Read slot to confirm
+// delivery), so both transports read each other's limits the same way.
+func (c *connector) wire(n int) int {
+	if c.a.dev.iwarp {
+		return min(n+1, 128)
+	}
+	return n
+}
+
+func (c *connector) app(n int, godirect bool) int {
+	if c.a.dev.iwarp && godirect && n > 0 {
+		return n - 1
+	}
+	return n
+}
+
+// Connector methods ---------------------------------------------------------
+
+// CreateEndpoint implements nd.Connector.
+func (c *connector) CreateEndpoint(inbound, outbound nd.CompletionQueue, l nd.EndpointLimits) (nd.Endpoint, error) {
+	a := c.a
+	if a.isClosed() {
+		return nil, removed("CreateEndpoint")
+	}
+	op := "CreateEndpoint"
+	in, ok := inbound.(*cq)
+	if !ok || in == nil || in.a != a {
+		return nil, &nd.OpError{Op: op, Status: nd.ErrInvalidParameter1}
+	}
+	out, ok := outbound.(*cq)
+	if !ok || out == nil || out.a != a {
+		return nil, &nd.OpError{Op: op, Status: nd.ErrInvalidParameter2}
+	}
+	i := a.info
+	switch {
+	case l.InboundEntries < 1 || l.InboundEntries > i.MaxInboundRequests:
+		return nil, &nd.OpError{Op: op, Status: nd.ErrInvalidParameter3}
+	case l.OutboundEntries < 1 || l.OutboundEntries > i.MaxOutboundRequests:
+		return nil, &nd.OpError{Op: op, Status: nd.ErrInvalidParameter4}
+	case l.InboundSGE < 0 || l.InboundSGE > i.MaxInboundSGE:
+		return nil, &nd.OpError{Op: op, Status: nd.ErrInvalidParameter5}
+	case l.OutboundSGE < 0 || l.OutboundSGE > i.MaxOutboundSGE:
+		return nil, &nd.OpError{Op: op, Status: nd.ErrInvalidParameter6}
+	case l.InboundReadLimit < 0 || l.InboundReadLimit > i.MaxInboundReadLimit:
+		return nil, &nd.OpError{Op: op, Status: nd.ErrInvalidParameter7}
+	case l.OutboundReadLimit < 0 || l.OutboundReadLimit > i.MaxOutboundReadLimit:
+		return nil, &nd.OpError{Op: op, Status: nd.ErrInvalidParameter8}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, &nd.OpError{Op: op, Status: nd.ErrInvalidHandle}
+	}
+	if c.ep != nil {
+		return nil, &nd.OpError{Op: op, Status: nd.ErrNotSupported}
+	}
+	e, err := newEndpoint(c, in, out, l)
+	if err != nil {
+		return nil, err
+	}
+	c.ep = e
+	a.mu.Lock()
+	a.eps[e] = struct{}{}
+	a.mu.Unlock()
+	return e, nil
+}
+
+// Connect implements nd.Connector.
+func (c *connector) Connect(ctx context.Context, ep nd.Endpoint, remote netip.AddrPort, protocol int, localPort uint16, privateData []byte) error {
+	const op = "Connect"
+	if c.a.isClosed() {
+		return removed(op)
+	}
+	c.mu.Lock()
+	e, ok := ep.(*endpoint)
+	switch {
+	case c.closed:
+		c.mu.Unlock()
+		return &nd.OpError{Op: op, Status: nd.ErrCanceled, Err: errClosed}
+	case !ok || e.c != c:
+		c.mu.Unlock()
+		return &nd.OpError{Op: op, Status: nd.ErrInvalidParameter1}
+	case c.state != stIdle && c.state != stRefused:
+		c.mu.Unlock()
+		return &nd.OpError{Op: op, Status: nd.ErrConnectionActive}
+	case len(privateData) > c.a.info.MaxCallerData:
+		c.mu.Unlock()
+		return &nd.OpError{Op: op, Status: nd.ErrInvalidBufferSize}
+	case protocol < 0 || protocol > 255:
+		c.mu.Unlock()
+		return &nd.OpError{Op: op, Status: nd.ErrInvalidParameter3}
+	}
+	ra := remote.Addr().Unmap()
+	if !ra.Is4() || ra.IsLoopback() || ra.IsUnspecified() {
+		// rdma_cm reaches no adapter through 127/8 (docs/verbs.md).
+		c.mu.Unlock()
+		return &nd.OpError{Op: op, Status: nd.ErrBadNetworkName}
+	}
+	remote = netip.AddrPortFrom(ra, remote.Port())
+	c.state, c.hasPeer, c.peerPD = stConnecting, false, nil
+	h := c.a.register(c)
+	id, err := createID(c.a.ch, h)
+	if err != nil {
+		c.a.unregister(h)
+		c.state = stIdle
+		c.mu.Unlock()
+		return &nd.OpError{Op: op, Status: nd.ErrInsufficientResources, Err: err}
+	}
+	c.handle, c.id = h, id
+	c.mu.Unlock()
+
+	fail := func(st nd.Status, err error, state int) error {
+		c.dropID()
+		c.mu.Lock()
+		c.state = state
+		c.mu.Unlock()
+		if oe, ok := err.(*nd.OpError); ok {
+			return oe
+		}
+		return &nd.OpError{Op: op, Status: st, Err: err}
+	}
+	if err := bindAddr(id, netip.AddrPortFrom(c.a.addr, localPort)); err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fail(nd.ErrAddressAlreadyAssociated, err, stIdle)
+		}
+		return fail(nd.ErrInvalidAddress, err, stIdle)
+	}
+	if err := resolveAddr(id, remote, resolveTimeoutMS); err != nil {
+		return fail(nd.ErrBadNetworkName, err, stIdle)
+	}
+	steps := []struct{ want, st int }{{evAddrResolved, 0}, {evRouteResolved, 0}}
+	for k, s := range steps {
+		ev, err := c.wait(ctx, op)
+		if err != nil {
+			e.dead.Store(true)
+			return fail(nd.ErrCanceled, err, stIdle)
+		}
+		if ev.typ != s.want {
+			return fail(nd.ErrBadNetworkName, syscall.Errno(-ev.status), stIdle)
+		}
+		if k == 0 {
+			if err := resolveRoute(id, resolveTimeoutMS); err != nil {
+				return fail(nd.ErrBadNetworkName, err, stIdle)
+			}
+		}
+	}
+	if err := e.attach(id); err != nil {
+		return fail(nd.ErrInsufficientResources, err, stIdle)
+	}
+	priv := c.wrap(protocol, privateData)
+	if err := cmConnect(id, e.qpn, priv, c.wire(e.lim.InboundReadLimit), c.wire(e.lim.OutboundReadLimit), false); err != nil {
+		e.dead.Store(true)
+		return fail(nd.ErrConnectionRefused, err, stIdle)
+	}
+	for {
+		ev, err := c.wait(ctx, op)
+		if err != nil {
+			e.dead.Store(true)
+			return fail(nd.ErrCanceled, err, stIdle)
+		}
+		switch ev.typ {
+		case evEstablished, evConnectResponse:
+			_, godirect, data := unwrap(c.a.dev.iwarp, ev.pd)
+			c.mu.Lock()
+			c.hasPeer, c.peerPD = true, append([]byte(nil), data...)
+			pird, pord := ev.ird, ev.ord
+			if c.a.dev.iwarp {
+				// iw_cm reports the initiator's adopted IRD/ORD: the
+				// peer's ORD and IRD.
+				pird, pord = ev.ord, ev.ird
+			}
+			c.peerIRD, c.peerORD = c.app(pird, godirect), c.app(pord, godirect)
+			c.local, c.remote = idAddrs(id)
+			e.ord = min(e.lim.OutboundReadLimit, c.peerIRD)
+			c.state = stConnected
+			c.mu.Unlock()
+			return nil
+		case evRejected:
+			_, _, data := unwrap(c.a.dev.iwarp, ev.pd)
+			c.mu.Lock()
+			c.hasPeer, c.peerPD, c.peerIRD, c.peerORD = true, append([]byte(nil), data...), 0, 0
+			c.mu.Unlock()
+			e.dead.Store(true)
+			return fail(nd.ErrConnectionRefused, nil, stRefused)
+		case evUnreachable, evConnectError, evDisconnected, evDeviceRemoval:
+			e.dead.Store(true)
+			return fail(nd.ErrConnectionRefused, syscall.Errno(-ev.status), stIdle)
+		}
+	}
+}
+
+// dropID destroys the connector's rdma_cm id.
+func (c *connector) dropID() {
+	c.mu.Lock()
+	id, h := c.id, c.handle
+	c.id, c.handle = nil, 0
+	c.mu.Unlock()
+	if id != nil {
+		destroyID(id)
+		c.a.unregister(h)
+	}
+}
+
+// CompleteConnect implements nd.Connector.
+func (c *connector) CompleteConnect(ctx context.Context) error {
+	const op = "CompleteConnect"
+	c.mu.Lock()
+	if c.state != stConnected {
+		st := c.state
+		c.mu.Unlock()
+		if st == stEnded {
+			return &nd.OpError{Op: op, Status: nd.ErrConnectionAborted}
+		}
+		return &nd.OpError{Op: op, Status: nd.ErrConnectionInvalid}
+	}
+	e, id := c.ep, c.id
+	c.mu.Unlock()
+	if !c.a.dev.iwarp {
+		if err := e.toRTS(id, c.wire(e.ord), c.wire(min(e.lim.InboundReadLimit, c.peerORD))); err != nil {
+			return &nd.OpError{Op: op, Status: nd.ErrConnectionAborted, Err: err}
+		}
+		if err := cmEstablish(id); err != nil {
+			return &nd.OpError{Op: op, Status: nd.ErrConnectionAborted, Err: err}
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != stConnected {
+		return &nd.OpError{Op: op, Status: nd.ErrConnectionAborted}
+	}
+	c.state, c.everConnected = stUp, true
+	e.connected.Store(true)
+	return nil
+}
+
+// Accept implements nd.Connector.
+func (c *connector) Accept(ctx context.Context, ep nd.Endpoint, privateData []byte) error {
+	const op = "Accept"
+	c.mu.Lock()
+	e, ok := ep.(*endpoint)
+	switch {
+	case !ok || e.c != c:
+		c.mu.Unlock()
+		return &nd.OpError{Op: op, Status: nd.ErrInvalidParameter1}
+	case c.state != stRequested:
+		c.mu.Unlock()
+		return &nd.OpError{Op: op, Status: nd.ErrConnectionInvalid}
+	case len(privateData) > c.a.info.MaxCalleeData:
+		c.mu.Unlock()
+		return &nd.OpError{Op: op, Status: nd.ErrInvalidBufferSize}
+	}
+	if c.req.aborted.Load() {
+		c.state = stEnded
+		c.mu.Unlock()
+		return &nd.OpError{Op: op, Status: nd.ErrConnectionAborted}
+	}
+	c.state = stAccepting
+	id := c.id
+	ird := min(e.lim.InboundReadLimit, c.peerORD)
+	ord := min(e.lim.OutboundReadLimit, c.peerIRD)
+	c.mu.Unlock()
+	abort := func(st nd.Status, err error) error {
+		e.dead.Store(true)
+		c.mu.Lock()
+		c.state = stEnded
+		c.mu.Unlock()
+		return &nd.OpError{Op: op, Status: st, Err: err}
+	}
+	if err := e.attach(id); err != nil {
+		return abort(nd.ErrConnectionAborted, err)
+	}
+	e.ord = ord
+	if !c.a.dev.iwarp {
+		if err := e.toRTS(id, ord, ird); err != nil {
+			return abort(nd.ErrConnectionAborted, err)
+		}
+	}
+	if err := cmConnect(id, e.qpn, c.wrap(0, privateData), c.wire(ird), c.wire(ord), true); err != nil {
+		return abort(nd.ErrConnectionAborted, err)
+	}
+	for {
+		ev, err := c.wait(ctx, op)
+		if err != nil {
+			cmDisconnect(id)
+			return abort(nd.ErrCanceled, err)
+		}
+		switch ev.typ {
+		case evEstablished:
+			c.mu.Lock()
+			if c.state != stAccepting {
+				c.mu.Unlock()
+				return &nd.OpError{Op: op, Status: nd.ErrConnectionAborted}
+			}
+			c.state, c.everConnected = stUp, true
+			e.connected.Store(true)
+			c.mu.Unlock()
+			return nil
+		case evRejected:
+			return abort(nd.ErrConnectionRefused, nil)
+		case evDisconnected, evConnectError, evUnreachable, evDeviceRemoval:
+			return abort(nd.ErrConnectionAborted, syscall.Errno(-ev.status))
+		}
+	}
+}
+
+// Reject implements nd.Connector.
+func (c *connector) Reject(privateData []byte) error {
+	const op = "Reject"
+	c.mu.Lock()
+	st, id, e := c.state, c.id, c.ep
+	if len(privateData) > c.a.info.MaxCalleeData {
+		c.mu.Unlock()
+		return &nd.OpError{Op: op, Status: nd.ErrInvalidBufferSize}
+	}
+	switch st {
+	case stRequested:
+		c.state = stIdle
+		c.mu.Unlock()
+		cmReject(id, c.wrap(0, privateData))
+		c.dropID()
+		return nil
+	case stConnected:
+		c.state = stEnded
+		c.mu.Unlock()
+		if !c.a.dev.iwarp {
+			cmReject(id, c.wrap(0, privateData))
+		}
+		if e != nil {
+			e.terminate()
+		}
+		return nil
+	}
+	c.mu.Unlock()
+	return &nd.OpError{Op: op, Status: nd.ErrConnectionInvalid}
+}
+
+// GetConnectionData implements nd.Connector.
+func (c *connector) GetConnectionData(privateData []byte) (nd.ConnectionData, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.hasPeer {
+		return nd.ConnectionData{}, &nd.OpError{Op: "GetConnectionData", Status: nd.ErrConnectionInvalid}
+	}
+	cd := nd.ConnectionData{
+		InboundReadLimit:  min(max(c.peerORD, 0), c.a.info.MaxInboundReadLimit),
+		OutboundReadLimit: min(max(c.peerIRD, 0), c.a.info.MaxOutboundReadLimit),
+		PrivateDataLength: len(c.peerPD),
+	}
+	copy(privateData, c.peerPD)
+	if len(privateData) < len(c.peerPD) {
+		return cd, nd.ErrBufferOverflow
+	}
+	return cd, nil
+}
+
+// GetLocalAddress implements nd.Connector.
+func (c *connector) GetLocalAddress() (netip.AddrPort, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.local.IsValid() || c.state == stIdle || c.state == stRefused {
+		return netip.AddrPort{}, &nd.OpError{Op: "GetLocalAddress", Status: nd.ErrConnectionInvalid}
+	}
+	return c.local, nil
+}
+
+// GetPeerAddress implements nd.Connector.
+func (c *connector) GetPeerAddress() (netip.AddrPort, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.remote.IsValid() || c.state == stIdle || c.state == stRefused {
+		return netip.AddrPort{}, &nd.OpError{Op: "GetPeerAddress", Status: nd.ErrConnectionInvalid}
+	}
+	return c.remote, nil
+}
+
+// NotifyDisconnect implements nd.Connector.
+func (c *connector) NotifyDisconnect(ctx context.Context) error {
+	c.mu.Lock()
+	ever := c.everConnected
+	c.mu.Unlock()
+	if !ever {
+		return &nd.OpError{Op: "NotifyDisconnect", Status: nd.ErrConnectionInvalid}
+	}
+	select {
+	case <-c.ended:
+		return nil
+	case <-ctx.Done():
+		return canceled("NotifyDisconnect", ctx)
+	case <-c.closedCh:
+		return &nd.OpError{Op: "NotifyDisconnect", Status: nd.ErrCanceled, Err: errClosed}
+	}
+}
+
+// Disconnect implements nd.Connector.
+func (c *connector) Disconnect(ctx context.Context) error {
+	c.mu.Lock()
+	st, e := c.state, c.ep
+	switch {
+	case st == stUp:
+		c.state, c.disconnected = stEnded, true
+		c.mu.Unlock()
+		e.terminate()
+		return nil
+	case st == stEnded && c.everConnected && !c.disconnected:
+		c.disconnected = true
+		c.mu.Unlock()
+		return nil
+	}
+	c.mu.Unlock()
+	return &nd.OpError{Op: "Disconnect", Status: nd.ErrConnectionInvalid}
+}
+
+// Close implements nd.Connector.
+func (c *connector) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	close(c.closedCh)
+	st, id, e := c.state, c.id, c.ep
+	c.mu.Unlock()
+	if st == stRequested && id != nil {
+		cmReject(id, nil)
+	}
+	if e != nil {
+		e.terminate()
+	} else if id != nil {
+		cmDisconnect(id)
+	}
+	c.dropID()
+	c.a.mu.Lock()
+	delete(c.a.conns, c)
+	c.a.mu.Unlock()
+	return nil
+}
+
+// bindRequest makes c the owner of a request from GetConnectionRequest.
+func (c *connector) bindRequest(r *request) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != stIdle || c.id != nil || c.closed {
+		return &nd.OpError{Op: "GetConnectionRequest", Status: nd.ErrConnectionActive}
+	}
+	c.id, c.handle, c.req = r.id, r.handle, r
+	c.a.retarget(r.handle, c)
+	c.state, c.hasPeer = stRequested, true
+	c.peerPD, c.peerIRD, c.peerORD = r.pd, r.ird, r.ord
+	c.local, c.remote = r.local, r.remote
+	return nil
+}
+
+// listening ---------------------------------------------------------------
+
+// request is a connection request waiting for GetConnectionRequest.
+type request struct {
+	id            cID
+	handle        uintptr
+	pd            []byte
+	ird, ord      int
+	local, remote netip.AddrPort
+	aborted       atomic.Bool
+}
+
+func (r *request) onEvent(ev cmEvent) {
+	switch ev.typ {
+	case evDisconnected, evConnectError, evUnreachable, evRejected, evDeviceRemoval:
+		r.aborted.Store(true)
+	}
+}
+
+// portListener is the rdma_cm listening id of one port; the ND listeners of
+// the port's protocols share it.
+type portListener struct {
+	a      *Adapter
+	id     cID
+	handle uintptr
+	port   uint16
+
+	mu        sync.Mutex
+	listeners map[int]*listener
+}
+
+type listener struct {
+	pl       *portListener
+	protocol int
+	backlog  int
+
+	mu      sync.Mutex
+	closed  bool
+	queue   []*request
+	waiters []chan *request
+}
+
+var _ nd.Listener = (*listener)(nil)
+
+func (a *Adapter) listen(backlog, protocol int, port uint16) (nd.Listener, error) {
+	a.mu.Lock()
+	if pl := a.ports[port]; port != 0 && pl != nil {
+		a.mu.Unlock()
+		pl.mu.Lock()
+		defer pl.mu.Unlock()
+		if pl.listeners[protocol] != nil {
+			return nil, &nd.OpError{Op: "Listen", Status: nd.ErrAddressAlreadyExists}
+		}
+		l := &listener{pl: pl, protocol: protocol, backlog: backlog}
+		pl.listeners[protocol] = l
+		return l, nil
+	}
+	a.mu.Unlock()
+	pl := &portListener{a: a, listeners: map[int]*listener{}}
+	pl.handle = a.register(pl)
+	id, err := createID(a.ch, pl.handle)
+	if err != nil {
+		a.unregister(pl.handle)
+		return nil, &nd.OpError{Op: "Listen", Status: nd.ErrInsufficientResources, Err: err}
+	}
+	fail := func(st nd.Status, err error) (nd.Listener, error) {
+		destroyID(id)
+		a.unregister(pl.handle)
+		return nil, &nd.OpError{Op: "Listen", Status: st, Err: err}
+	}
+	if err := bindAddr(id, netip.AddrPortFrom(a.addr, port)); err != nil {
+		return fail(errStatus(err, nd.ErrAddressAlreadyExists), err)
+	}
+	if err := listenID(id, 128); err != nil {
+		return fail(errStatus(err, nd.ErrAddressAlreadyExists), err)
+	}
+	local, _ := idAddrs(id)
+	pl.id, pl.port = id, local.Port()
+	l := &listener{pl: pl, protocol: protocol, backlog: backlog}
+	pl.listeners[protocol] = l
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return fail(nd.ErrDeviceRemoved, nil)
+	}
+	a.ports[pl.port] = pl
+	a.mu.Unlock()
+	return l, nil
+}
+
+// onEvent receives the connection requests of the port.
+func (pl *portListener) onEvent(ev cmEvent) {
+	if ev.typ != evConnectRequest {
+		return
+	}
+	a := pl.a
+	proto, godirect, data := unwrap(a.dev.iwarp, ev.pd)
+	pl.mu.Lock()
+	l := pl.listeners[proto]
+	if proto < 0 {
+		for p, x := range pl.listeners {
+			if l == nil || p < l.protocol {
+				l = x
+			}
+		}
+	}
+	pl.mu.Unlock()
+	if l == nil {
+		cmReject(ev.id, nil)
+		destroyID(ev.id)
+		return
+	}
+	app := func(n int) int {
+		if a.dev.iwarp && godirect && n > 0 {
+			return n - 1
+		}
+		return n
+	}
+	r := &request{id: ev.id, pd: append([]byte(nil), data...), ird: app(ev.ird), ord: app(ev.ord)}
+	r.local, r.remote = idAddrs(ev.id)
+	r.handle = a.register(r)
+	setHandle(ev.id, r.handle)
+	if !l.deliver(r) {
+		cmReject(ev.id, nil)
+		destroyID(ev.id)
+		a.unregister(r.handle)
+	}
+}
+
+// deliver hands r to a waiting GetConnectionRequest or queues it; false if
+// the backlog is full or the listener closed.
+func (l *listener) deliver(r *request) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return false
+	}
+	if len(l.waiters) > 0 {
+		w := l.waiters[0]
+		l.waiters = l.waiters[1:]
+		w <- r
+		return true
+	}
+	if l.backlog > 0 && len(l.queue) >= l.backlog {
+		return false
+	}
+	l.queue = append(l.queue, r)
+	return true
+}
+
+// GetConnectionRequest implements nd.Listener.
+func (l *listener) GetConnectionRequest(ctx context.Context, conn nd.Connector) error {
+	const op = "GetConnectionRequest"
+	c, ok := conn.(*connector)
+	if !ok || c.a != l.pl.a {
+		return &nd.OpError{Op: op, Status: nd.ErrInvalidParameter1}
+	}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return &nd.OpError{Op: op, Status: nd.ErrCanceled, Err: errClosed}
+	}
+	var r *request
+	var ch chan *request
+	if len(l.queue) > 0 {
+		r = l.queue[0]
+		l.queue = l.queue[1:]
+	} else {
+		ch = make(chan *request, 1)
+		l.waiters = append(l.waiters, ch)
+	}
+	l.mu.Unlock()
+	if r == nil {
+		select {
+		case r = <-ch:
+		case <-ctx.Done():
+		case <-l.pl.a.done:
+		}
+		if r == nil {
+			l.mu.Lock()
+			for i, w := range l.waiters {
+				if w == ch {
+					l.waiters = append(l.waiters[:i], l.waiters[i+1:]...)
+					break
+				}
+			}
+			l.mu.Unlock()
+			select {
+			case r = <-ch:
+			default:
+			}
+			if r == nil || ctx.Err() != nil {
+				if r != nil {
+					l.requeue(r)
+				}
+				if ctx.Err() != nil {
+					return canceled(op, ctx)
+				}
+				return &nd.OpError{Op: op, Status: nd.ErrCanceled, Err: errClosed}
+			}
+		}
+	}
+	if r == nil {
+		return &nd.OpError{Op: op, Status: nd.ErrCanceled, Err: errClosed}
+	}
+	if err := c.bindRequest(r); err != nil {
+		l.requeue(r)
+		return err
+	}
+	return nil
+}
+
+func (l *listener) requeue(r *request) {
+	l.mu.Lock()
+	closed := l.closed
+	if !closed {
+		l.queue = append([]*request{r}, l.queue...)
+	}
+	l.mu.Unlock()
+	if closed {
+		cmReject(r.id, nil)
+		destroyID(r.id)
+		l.pl.a.unregister(r.handle)
+	}
+}
+
+// Port implements nd.Listener.
+func (l *listener) Port() uint16 { return l.pl.port }
+
+// Close implements nd.Listener.
+func (l *listener) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true
+	q, ws := l.queue, l.waiters
+	l.queue, l.waiters = nil, nil
+	l.mu.Unlock()
+	for _, w := range ws {
+		close(w)
+	}
+	a := l.pl.a
+	for _, r := range q {
+		cmReject(r.id, nil)
+		destroyID(r.id)
+		a.unregister(r.handle)
+	}
+	pl := l.pl
+	pl.mu.Lock()
+	delete(pl.listeners, l.protocol)
+	empty := len(pl.listeners) == 0
+	pl.mu.Unlock()
+	if empty {
+		a.mu.Lock()
+		if a.ports[pl.port] == pl {
+			delete(a.ports, pl.port)
+		}
+		a.mu.Unlock()
+		destroyID(pl.id)
+		a.unregister(pl.handle)
+	}
+	return nil
+}
+
+func (pl *portListener) closeAll() {
+	pl.mu.Lock()
+	ls := make([]*listener, 0, len(pl.listeners))
+	for _, l := range pl.listeners {
+		ls = append(ls, l)
+	}
+	pl.mu.Unlock()
+	for _, l := range ls {
+		l.Close()
+	}
+}

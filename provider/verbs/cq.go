@@ -1,0 +1,398 @@
+//go:build verbs && linux
+
+package verbs
+
+import (
+	"context"
+	"os"
+	"sync"
+	"syscall"
+
+	"github.com/godirect/nd"
+)
+
+// A cq is an ND completion queue: one ibv_cq (sized for the queue pairs
+// that use it, which can exceed ND's entries) and its completion channel,
+// plus the software queue of finished requests in ND order. ND's entries
+// bound the software queue; a completion that does not fit overruns it.
+//
+// Every request of an endpoint has a record in a ring per direction (see
+// ring); hardware completions and the completions the provider makes itself
+// (Bind, Invalidate, requests after the connection ended, local errors) mark
+// records done, and records are moved to the software queue in post order.
+type cq struct {
+	a      *Adapter
+	hw     cCQ
+	ch     cChan
+	file   *os.File // a dup of the channel's descriptor, in the Go poller
+	wcs    *wcArea
+	hwSize int
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	closed   bool
+	entries  int
+	attached int // queue depth of the queue pairs using hw
+	rings    map[uint64]*ring
+	fifo     []fifoEntry // ring buffer of finished requests
+	head, n  int
+	overrun  bool
+	unfired  bool // a completion arrived since the queue was last drained and has not fired
+	errSeen  bool // an error completion arrived and has not fired NotifySolicited
+	waiters  []*waiter
+	armed    int // armNone, armSolicited, armAny
+	errKick  bool
+}
+
+type fifoEntry struct {
+	res *nd.Result
+	r   *ring
+}
+
+type waiter struct {
+	typ nd.NotifyType
+	ch  chan error
+}
+
+const (
+	armNone = iota
+	armSolicited
+	armAny
+)
+
+var _ nd.CompletionQueue = (*cq)(nil)
+
+func newCQ(a *Adapter, entries int) (*cq, error) {
+	size := min(max(entries, hwCQMin), a.dev.maxCQE)
+	hw, ch, fd, err := createCQ(a.ctx, size)
+	if err != nil {
+		return nil, &nd.OpError{Op: "CreateCompletionQueue", Status: nd.ErrInsufficientResources, Err: err}
+	}
+	dfd, err := syscall.Dup(fd)
+	if err != nil {
+		destroyCQ(hw, ch)
+		return nil, &nd.OpError{Op: "CreateCompletionQueue", Status: nd.ErrInsufficientResources, Err: err}
+	}
+	syscall.CloseOnExec(dfd)
+	q := &cq{
+		a: a, hw: hw, ch: ch, file: os.NewFile(uintptr(dfd), "ibv_comp_channel"), wcs: newWCArea(32),
+		hwSize: size, entries: entries, rings: map[uint64]*ring{}, fifo: make([]fifoEntry, entries),
+	}
+	q.wg.Add(1)
+	go q.eventLoop()
+	return q, nil
+}
+
+// eventLoop waits for completion events in the Go poller and reads them
+// only when the channel is readable.
+func (q *cq) eventLoop() {
+	defer q.wg.Done()
+	rc, err := q.file.SyscallConn()
+	if err != nil {
+		return
+	}
+	for {
+		err := rc.Read(func(uintptr) bool { return getCQEvent(q.ch) })
+		if err != nil {
+			return
+		}
+		q.mu.Lock()
+		q.onEvent()
+		q.mu.Unlock()
+	}
+}
+
+// onEvent handles a fired arm (q.mu held).
+func (q *cq) onEvent() {
+	if q.closed {
+		return
+	}
+	prev, kick := q.armed, q.errKick
+	q.armed, q.errKick = armNone, false
+	q.drain()
+	if len(q.waiters) == 0 {
+		return
+	}
+	switch {
+	case q.hasAny():
+		q.fire(nil)
+	case prev == armSolicited && !kick:
+		q.fire(nil) // the device saw a solicited completion
+	case q.errSeen:
+		q.fire(nil)
+	}
+	q.rearm()
+}
+
+func (q *cq) hasAny() bool {
+	for _, w := range q.waiters {
+		if w.typ == nd.NotifyAny {
+			return true
+		}
+	}
+	return false
+}
+
+// fire completes the waiters (all but NotifyErrors ones, unless err is an
+// overrun) with err.
+func (q *cq) fire(err error) {
+	kept := q.waiters[:0]
+	for _, w := range q.waiters {
+		if w.typ == nd.NotifyErrors && err == nil {
+			kept = append(kept, w)
+			continue
+		}
+		w.ch <- err
+	}
+	clear(q.waiters[len(kept):])
+	q.waiters = kept
+	q.unfired, q.errSeen = false, false
+}
+
+// rearm arms the device for the waiters left (q.mu held) and drains what
+// arrived before the arm took effect.
+func (q *cq) rearm() {
+	want := armNone
+	for _, w := range q.waiters {
+		switch w.typ {
+		case nd.NotifyAny:
+			want = armAny
+		case nd.NotifySolicited:
+			want = max(want, armSolicited)
+		}
+	}
+	if want == armNone || want <= q.armed {
+		return
+	}
+	reqNotify(q.hw, want == armSolicited)
+	q.armed = want
+	if q.drain() > 0 && want == armAny {
+		q.fire(nil)
+	}
+	q.evaluate()
+}
+
+// kick makes the queue notice the end of a connection: solicited waiters
+// must fire on the flush completions, which devices need not signal as
+// solicited.
+func (q *cq) kick() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return
+	}
+	q.drain()
+	q.evaluate()
+	if len(q.waiters) > 0 && q.armed == armSolicited {
+		reqNotify(q.hw, false)
+		q.armed, q.errKick = armAny, true
+		q.drain()
+		q.evaluate()
+	}
+}
+
+// evaluate fires waiters satisfied by software-visible state (q.mu held).
+func (q *cq) evaluate() {
+	if len(q.waiters) == 0 {
+		return
+	}
+	if q.unfired && q.hasAny() || q.errSeen {
+		q.fire(nil)
+	}
+}
+
+// drain moves hardware completions into the rings (q.mu held) and returns
+// how many it polled.
+func (q *cq) drain() int {
+	total := 0
+	for {
+		n := q.wcs.poll(q.hw)
+		for i := range n {
+			wrID, st, recv, bytes := q.wcs.wc(i)
+			r := q.rings[wrID>>32]
+			if r == nil {
+				continue
+			}
+			r.hwDone(uint32(wrID), wcStatus(st, recv, q.a.dev.iwarp), bytes)
+		}
+		total += n
+		if n < q.wcs.cap {
+			return total
+		}
+	}
+}
+
+// push queues a finished request (q.mu held).
+func (q *cq) push(res *nd.Result, r *ring) {
+	if q.overrun || q.closed {
+		r.outstanding--
+		return
+	}
+	if q.n == q.entries {
+		r.outstanding--
+		q.overrun = true
+		q.fire(nd.ErrBufferOverflow)
+		for _, rr := range q.rings {
+			go rr.ep.terminate()
+		}
+		return
+	}
+	q.fifo[(q.head+q.n)%len(q.fifo)] = fifoEntry{res, r}
+	q.n++
+	q.unfired = true
+	if res.Status != nd.Success {
+		q.errSeen = true
+	}
+}
+
+// GetResults implements nd.CompletionQueue. It polls the device once per
+// batch of 32 completions and allocates nothing.
+func (q *cq) GetResults(results []*nd.Result) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return 0
+	}
+	q.drain()
+	q.evaluate()
+	got := 0
+	for got < len(results) && q.n > 0 {
+		e := &q.fifo[q.head]
+		results[got] = e.res
+		e.r.outstanding--
+		*e = fifoEntry{}
+		q.head = (q.head + 1) % len(q.fifo)
+		q.n--
+		got++
+	}
+	if q.n == 0 {
+		q.unfired, q.errSeen = false, false
+	}
+	return got
+}
+
+// Notify implements nd.CompletionQueue.
+func (q *cq) Notify(ctx context.Context, typ nd.NotifyType) error {
+	if typ != nd.NotifyAny && typ != nd.NotifySolicited && typ != nd.NotifyErrors {
+		return &nd.OpError{Op: "Notify", Status: nd.ErrInvalidParameter2}
+	}
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return &nd.OpError{Op: "Notify", Status: nd.ErrCanceled, Err: errClosed}
+	}
+	if q.overrun {
+		q.mu.Unlock()
+		return nd.ErrBufferOverflow
+	}
+	q.drain()
+	if q.overrun {
+		q.mu.Unlock()
+		return nd.ErrBufferOverflow
+	}
+	if typ == nd.NotifyAny && q.unfired || typ != nd.NotifyErrors && q.errSeen {
+		q.fire(nil)
+		q.mu.Unlock()
+		return nil
+	}
+	w := &waiter{typ: typ, ch: make(chan error, 1)}
+	q.waiters = append(q.waiters, w)
+	q.rearm()
+	q.mu.Unlock()
+	select {
+	case err := <-w.ch:
+		return err
+	case <-ctx.Done():
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i, x := range q.waiters {
+		if x == w {
+			q.waiters = append(q.waiters[:i], q.waiters[i+1:]...)
+			return canceled("Notify", ctx)
+		}
+	}
+	return <-w.ch // fired meanwhile
+}
+
+// Resize implements nd.CompletionQueue (in software: the device queue is
+// sized for the queue pairs, not for ND's entries).
+func (q *cq) Resize(entries int) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return &nd.OpError{Op: "Resize", Status: nd.ErrDeviceRemoved}
+	}
+	if entries < 1 || entries > q.a.info.MaxCQEntries {
+		return &nd.OpError{Op: "Resize", Status: nd.ErrInvalidParameter}
+	}
+	q.drain()
+	if entries < q.n {
+		return &nd.OpError{Op: "Resize", Status: nd.ErrBufferOverflow}
+	}
+	f := make([]fifoEntry, entries)
+	for i := range q.n {
+		f[i] = q.fifo[(q.head+i)%len(q.fifo)]
+	}
+	q.fifo, q.head, q.entries = f, 0, entries
+	return nil
+}
+
+// attach reserves device entries for a queue of depth entries.
+func (q *cq) attach(r *ring, depth int) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return &nd.OpError{Op: "CreateEndpoint", Status: nd.ErrDeviceRemoved}
+	}
+	if q.attached+depth > q.hwSize {
+		want := q.attached + depth
+		if want > q.a.dev.maxCQE || resizeCQ(q.hw, want) != nil {
+			return &nd.OpError{Op: "CreateEndpoint", Status: nd.ErrInsufficientResources}
+		}
+		q.hwSize = want
+	}
+	q.attached += depth
+	q.rings[r.key] = r
+	return nil
+}
+
+func (q *cq) detach(r *ring, depth int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.rings[r.key] == r {
+		delete(q.rings, r.key)
+		q.attached -= depth
+	}
+}
+
+// Close implements nd.CompletionQueue.
+func (q *cq) Close() error {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return nil
+	}
+	q.closed = true
+	for _, w := range q.waiters {
+		w.ch <- &nd.OpError{Op: "Notify", Status: nd.ErrCanceled, Err: errClosed}
+	}
+	q.waiters = nil
+	rings := make([]*ring, 0, len(q.rings))
+	for _, r := range q.rings {
+		rings = append(rings, r)
+	}
+	q.mu.Unlock()
+	// Queue pairs must go before their completion queue.
+	for _, r := range rings {
+		r.ep.destroyQP()
+	}
+	q.file.Close()
+	q.wg.Wait()
+	destroyCQ(q.hw, q.ch)
+	q.wcs.free()
+	q.a.mu.Lock()
+	delete(q.a.cqs, q)
+	q.a.mu.Unlock()
+	return nil
+}

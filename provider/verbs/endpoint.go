@@ -1,0 +1,529 @@
+//go:build verbs && linux
+
+package verbs
+
+import (
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/godirect/nd"
+)
+
+// endpoint is an ND endpoint: an RC queue pair, created when the connection
+// is made (Receives posted before wait in C memory and go to the device
+// then), with a ring of request records per direction.
+type endpoint struct {
+	a     *Adapter
+	c     *connector
+	in    *cq
+	out   *cq
+	lim   nd.EndpointLimits
+	sq    *ring
+	rq    *ring
+	split int // SGEs per Read work request (the device's max_sge_rd)
+
+	// Inline data is copied into a registered C buffer, one slot of
+	// MaxInlineData bytes per send record.
+	staging    unsafe.Pointer
+	stagingMR  cMR
+	stagingKey uint32
+	inline     int
+
+	dead      atomic.Bool // the connection ended: new requests complete ErrCanceled
+	connected atomic.Bool
+	termOnce  sync.Once
+
+	mu       sync.Mutex // posting
+	closed   bool
+	qp       cQP
+	qpn      uint32
+	qpInline int
+	ord      int // negotiated outbound Read limit (the application's)
+	sa       *sendArea
+	ra       *recvArea
+	batch    int
+
+	wmu     sync.Mutex
+	windows map[*window]struct{}
+}
+
+var _ nd.Endpoint = (*endpoint)(nil)
+
+func newEndpoint(c *connector, in, out *cq, l nd.EndpointLimits) (*endpoint, error) {
+	a := c.a
+	e := &endpoint{a: a, c: c, in: in, out: out, lim: l, split: max(1, min(a.dev.maxSGERd, a.dev.maxSGE)),
+		inline: a.info.MaxInlineData, windows: map[*window]struct{}{}}
+	a.mu.Lock()
+	a.nextEP++
+	h := uint64(a.nextEP)
+	a.mu.Unlock()
+	e.sq = newRing(e, out, h<<1, l.OutboundEntries, false)
+	e.rq = newRing(e, in, h<<1|1, l.InboundEntries, true)
+	perRead := e.perRead()
+	if l.OutboundEntries*perRead > a.dev.maxQPWR {
+		return nil, &nd.OpError{Op: "CreateEndpoint", Status: nd.ErrInvalidParameter4}
+	}
+	if err := out.attach(e.sq, l.OutboundEntries*perRead); err != nil {
+		return nil, err
+	}
+	if err := in.attach(e.rq, l.InboundEntries); err != nil {
+		out.detach(e.sq, l.OutboundEntries*perRead)
+		return nil, err
+	}
+	e.sa = newSendArea(l.OutboundEntries*perRead, min(max(l.OutboundSGE, 1), a.dev.maxSGE))
+	e.ra = newRecvArea(l.InboundEntries, max(l.InboundSGE, 1))
+	if e.inline > 0 {
+		n := e.inline * l.OutboundEntries
+		e.staging = cMalloc(n)
+		mr, lkey, _, err := regMR(a.pd, e.staging, n, accLocalWrite)
+		if err != nil {
+			e.release()
+			return nil, &nd.OpError{Op: "CreateEndpoint", Status: nd.ErrInsufficientResources, Err: err}
+		}
+		e.stagingMR, e.stagingKey = mr, lkey
+	}
+	return e, nil
+}
+
+func (e *endpoint) perRead() int {
+	n := (max(e.lim.OutboundSGE, 1) + e.split - 1) / e.split
+	if e.a.dev.iwarp {
+		n = max(n, 2) // a Write and its confirming Read
+	}
+	return n
+}
+
+// release frees what newEndpoint allocated (no queue pair yet).
+func (e *endpoint) release() {
+	e.out.detach(e.sq, e.lim.OutboundEntries*e.perRead())
+	e.in.detach(e.rq, e.lim.InboundEntries)
+	if e.stagingMR != nil {
+		deregMR(e.stagingMR)
+	}
+	if e.staging != nil {
+		cFree(e.staging)
+	}
+	e.sa.free()
+	e.ra.free()
+}
+
+// attach creates the queue pair for the rdma_cm id and posts the Receives
+// that waited for it.
+func (e *endpoint) attach(id cID) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed || e.qp != nil || e.dead.Load() {
+		return &nd.OpError{Op: "Connect", Status: nd.ErrInvalidDeviceState}
+	}
+	qp, qpn, inl, err := createQP(e.a.pd, e.out.hw, e.in.hw, e.lim.OutboundEntries*e.perRead(), e.lim.InboundEntries,
+		min(max(e.lim.OutboundSGE, 1), e.a.dev.maxSGE), max(e.lim.InboundSGE, 1), e.a.dev.maxInline)
+	if err != nil {
+		return &nd.OpError{Op: "Connect", Status: nd.ErrInsufficientResources, Err: err}
+	}
+	if err := qpModify(id, qp, qpsInit, -1, -1); err != nil {
+		destroyQP(qp)
+		return &nd.OpError{Op: "Connect", Status: nd.ErrInsufficientResources, Err: err}
+	}
+	e.qp, e.qpn, e.qpInline = qp, qpn, inl
+	if e.batch == 0 {
+		e.flushRecvLocked()
+	}
+	return nil
+}
+
+// toRTS moves the queue pair to RTS (InfiniBand and RoCE; iWARP's
+// connection manager does it itself).
+func (e *endpoint) toRTS(id cID, ord, ird int) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.qp == nil {
+		return nd.ErrInvalidDeviceState
+	}
+	if err := qpModify(id, e.qp, qpsRTR, -1, ird); err != nil {
+		return err
+	}
+	return qpModify(id, e.qp, qpsRTS, ord, -1)
+}
+
+func (e *endpoint) destroyQP() {
+	e.dead.Store(true)
+	e.mu.Lock()
+	qp := e.qp
+	e.qp = nil
+	e.mu.Unlock()
+	if qp != nil {
+		qpError(qp)
+		e.cancelAll()
+		destroyQP(qp)
+	}
+}
+
+// cancelAll completes what is still outstanding with ErrCanceled.
+func (e *endpoint) cancelAll() {
+	for _, r := range []*ring{e.rq, e.sq} {
+		r.q.mu.Lock()
+		if !r.q.closed {
+			r.q.drain()
+		}
+		r.cancelAll()
+		r.q.evaluate()
+		r.q.mu.Unlock()
+	}
+}
+
+// terminate ends the connection after an error, a Flush or the peer's
+// disconnect: the queue pair flushes, windows are unbound, the connector
+// learns it, and whatever the device does not complete is canceled.
+func (e *endpoint) terminate() {
+	e.dead.Store(true)
+	e.termOnce.Do(func() {
+		e.mu.Lock()
+		qp := e.qp
+		e.ra.n = 0 // Receives that never reached the device
+		e.mu.Unlock()
+		if qp != nil {
+			qpError(qp)
+		}
+		e.unbindAll()
+		e.c.connectionEnded(e)
+		e.in.kick()
+		e.out.kick()
+		e.cancelAll()
+	})
+}
+
+// post helpers -------------------------------------------------------------
+
+// localCheck validates a scatter/gather list: the byte count, the inline
+// byte count and the completion status for a bad local entry.
+func (e *endpoint) localCheck(sgl []nd.SGE) (total, inl int, st nd.Status) {
+	st = nd.Success
+	for i := range sgl {
+		s := &sgl[i]
+		total += len(s.Buffer)
+		if s.Region == nil {
+			inl += len(s.Buffer)
+			continue
+		}
+		r, ok := s.Region.(*memRegion)
+		if !ok || r.a != e.a || r.dereg.Load() {
+			st = nd.ErrAccessViolation
+			continue
+		}
+		if len(s.Buffer) > 0 && !r.contains(s.Buffer) {
+			st = nd.ErrAccessViolation
+		}
+	}
+	return total, inl, st
+}
+
+// fail completes x with st in software and ends the connection (q.mu held).
+func (e *endpoint) fail(r *ring, x *rec, st nd.Status) {
+	e.dead.Store(true)
+	r.finish(x, st)
+	r.q.evaluate()
+	go e.terminate()
+}
+
+func (e *endpoint) checkPost(res *nd.Result, op string) error {
+	if res == nil {
+		return &nd.OpError{Op: op, Status: nd.ErrInvalidParameter1}
+	}
+	if e.closed {
+		return &nd.OpError{Op: op, Status: nd.ErrInvalidHandle}
+	}
+	if !e.connected.Load() && !e.dead.Load() {
+		return &nd.OpError{Op: op, Status: nd.ErrConnectionInvalid}
+	}
+	return nil
+}
+
+// Send implements nd.Endpoint.
+func (e *endpoint) Send(res *nd.Result, sgl []nd.SGE, flags nd.Flags) error {
+	return e.postOut(res, sgl, flags, opSend, nd.MWDescriptor{}, 0, "Send")
+}
+
+// SendAndInvalidate implements nd.Endpoint.
+func (e *endpoint) SendAndInvalidate(res *nd.Result, sgl []nd.SGE, remote nd.MWDescriptor, flags nd.Flags) error {
+	return e.postOut(res, sgl, flags, opSendInv, remote, 0, "SendAndInvalidate")
+}
+
+// Read implements nd.Endpoint.
+func (e *endpoint) Read(res *nd.Result, sgl []nd.SGE, remote nd.MWDescriptor, offset uint64, flags nd.Flags) error {
+	return e.postOut(res, sgl, flags, opRead, remote, offset, "Read")
+}
+
+// Write implements nd.Endpoint.
+func (e *endpoint) Write(res *nd.Result, sgl []nd.SGE, remote nd.MWDescriptor, offset uint64, flags nd.Flags) error {
+	return e.postOut(res, sgl, flags, opWrite, remote, offset, "Write")
+}
+
+func (e *endpoint) postOut(res *nd.Result, sgl []nd.SGE, flags nd.Flags, op int, remote nd.MWDescriptor, offset uint64, name string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.checkPost(res, name); err != nil {
+		return err
+	}
+	if len(sgl) > e.lim.OutboundSGE {
+		return &nd.OpError{Op: name, Status: nd.ErrDataOverrun}
+	}
+	total, inl, bad := e.localCheck(sgl)
+	if total > e.a.info.MaxOutboundLength {
+		return &nd.OpError{Op: name, Status: nd.ErrBufferOverflow}
+	}
+	if inl > 0 && op == opRead {
+		return &nd.OpError{Op: name, Status: nd.ErrInvalidParameter2}
+	}
+	if inl > e.inline {
+		return &nd.OpError{Op: name, Status: nd.ErrBufferOverflow}
+	}
+	r := e.sq
+	q := r.q
+	q.mu.Lock()
+	x := r.reserve(res, flags&nd.FlagSilentSuccess != 0, total)
+	if x == nil {
+		q.mu.Unlock()
+		return &nd.OpError{Op: name, Status: nd.ErrNoMoreEntries}
+	}
+	switch {
+	case e.dead.Load() || e.qp == nil:
+		r.finish(x, nd.ErrCanceled)
+		q.evaluate()
+		q.mu.Unlock()
+		return nil
+	case bad != nd.Success:
+		e.fail(r, x, bad)
+		q.mu.Unlock()
+		return nil
+	case op == opRead && e.ord == 0:
+		e.fail(r, x, nd.ErrInvalidRequest)
+		q.mu.Unlock()
+		return nil
+	}
+	seq := x.seq
+	nsge := 0
+	for i := range sgl {
+		if len(sgl[i].Buffer) > 0 {
+			nsge++
+		}
+	}
+	parts := 1
+	if op == opRead && nsge > e.split {
+		parts = (nsge + e.split - 1) / e.split
+	}
+	confirm := op == opWrite && e.a.dev.iwarp
+	if confirm {
+		// iWARP completes a Write when it is handed to TCP; a zero-length
+		// Read behind it completes only after the peer placed it (Read
+		// Requests are served in order), as provider/tcp confirms. It uses
+		// the Read slot announced on top of the application's limit.
+		parts = 2
+	}
+	x.parts = parts
+	q.mu.Unlock()
+
+	if e.sa.n+parts > e.sa.cap {
+		e.flushSendLocked()
+	}
+	wf := sendSignaled
+	if flags&nd.FlagReadFence != 0 && !(op == opRead && e.a.dev.iwarp) {
+		wf |= sendFence // siw refuses fenced Reads
+	}
+	if flags&nd.FlagSendAndSolicitEvent != 0 && (op == opSend || op == opSendInv) {
+		wf |= sendSolicited
+	}
+	wrID := r.wrID(seq)
+	raddr := remote.Base + offset
+	if op == opRead {
+		k := 0
+		for p := 0; p < parts; p++ {
+			i := e.sa.add(wrID, op, wf, raddr, remote.Token, 0)
+			for n := 0; n < e.split && k < len(sgl); k++ {
+				b := sgl[k].Buffer
+				if len(b) == 0 {
+					continue
+				}
+				e.sa.addSGE(i, addrOf(b), len(b), sgl[k].Region.(*memRegion).lkey)
+				raddr += uint64(len(b))
+				n++
+			}
+		}
+	} else {
+		i := e.sa.add(wrID, op, wf, raddr, remote.Token, remote.Token)
+		off := 0
+		var slot unsafe.Pointer
+		if e.staging != nil {
+			slot = unsafe.Add(e.staging, int(seq)%e.lim.OutboundEntries*e.inline)
+		}
+		for k := range sgl {
+			b := sgl[k].Buffer
+			if len(b) == 0 {
+				continue
+			}
+			if sgl[k].Region == nil {
+				dst := unsafe.Add(slot, off)
+				copy(unsafe.Slice((*byte)(dst), len(b)), b)
+				e.sa.addSGE(i, uintptr(dst), len(b), e.stagingKey)
+				off += len(b)
+				continue
+			}
+			e.sa.addSGE(i, addrOf(b), len(b), sgl[k].Region.(*memRegion).lkey)
+		}
+		if total > 0 && total <= e.qpInline && op != opRead {
+			e.sa.orFlags(i, sendInline)
+		}
+		if confirm {
+			e.sa.add(wrID, opRead, sendSignaled, 0, 1, 0)
+		}
+	}
+	if e.batch == 0 {
+		e.flushSendLocked()
+	}
+	return nil
+}
+
+// Receive implements nd.Endpoint.
+func (e *endpoint) Receive(res *nd.Result, sgl []nd.SGE) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if res == nil {
+		return &nd.OpError{Op: "Receive", Status: nd.ErrInvalidParameter1}
+	}
+	if e.closed {
+		return &nd.OpError{Op: "Receive", Status: nd.ErrInvalidHandle}
+	}
+	if len(sgl) > e.lim.InboundSGE {
+		return &nd.OpError{Op: "Receive", Status: nd.ErrDataOverrun}
+	}
+	total, inl, bad := e.localCheck(sgl)
+	if inl > 0 {
+		return &nd.OpError{Op: "Receive", Status: nd.ErrInvalidParameter2}
+	}
+	if total > e.a.info.MaxInboundLength {
+		return &nd.OpError{Op: "Receive", Status: nd.ErrBufferOverflow}
+	}
+	r := e.rq
+	q := r.q
+	q.mu.Lock()
+	x := r.reserve(res, false, 0)
+	if x == nil {
+		q.mu.Unlock()
+		return &nd.OpError{Op: "Receive", Status: nd.ErrNoMoreEntries}
+	}
+	if e.dead.Load() {
+		r.finish(x, nd.ErrCanceled)
+		q.evaluate()
+		q.mu.Unlock()
+		return nil
+	}
+	if bad != nd.Success {
+		if e.qp == nil {
+			// Not connected: the failure is reported, and there is no
+			// connection to end yet.
+			r.finish(x, bad)
+			q.evaluate()
+		} else {
+			e.fail(r, x, bad)
+		}
+		q.mu.Unlock()
+		return nil
+	}
+	seq := x.seq
+	q.mu.Unlock()
+	if e.ra.n == e.ra.cap {
+		e.flushRecvLocked()
+	}
+	i := e.ra.add(r.wrID(seq))
+	for k := range sgl {
+		if b := sgl[k].Buffer; len(b) > 0 {
+			e.ra.addSGE(i, addrOf(b), len(b), sgl[k].Region.(*memRegion).lkey)
+		}
+	}
+	if total == 0 {
+		// siw fails Receives without entries: give it one of 0 bytes.
+		e.ra.addSGE(i, uintptr(e.a.dummy), 0, e.a.dumKey)
+	}
+	if e.batch == 0 {
+		e.flushRecvLocked()
+	}
+	return nil
+}
+
+func (e *endpoint) flushSendLocked() {
+	if e.qp == nil {
+		e.sa.n = 0
+		return
+	}
+	if _, err := e.sa.post(e.qp); err != nil {
+		go e.terminate()
+	}
+}
+
+func (e *endpoint) flushRecvLocked() {
+	if e.qp == nil {
+		return // kept until the queue pair exists
+	}
+	if _, err := e.ra.post(e.qp); err != nil {
+		go e.terminate()
+	}
+}
+
+// Flush implements nd.Endpoint.
+func (e *endpoint) Flush() error {
+	e.mu.Lock()
+	closed := e.closed
+	e.mu.Unlock()
+	if closed {
+		return &nd.OpError{Op: "Flush", Status: nd.ErrInvalidHandle}
+	}
+	e.terminate()
+	return nil
+}
+
+// StartRequestBatch implements nd.Endpoint: posts are gathered until
+// SubmitRequestBatch and reach the device with one call per direction.
+func (e *endpoint) StartRequestBatch() {
+	e.mu.Lock()
+	e.batch++
+	e.mu.Unlock()
+}
+
+// SubmitRequestBatch implements nd.Endpoint.
+func (e *endpoint) SubmitRequestBatch() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.batch > 0 {
+		e.batch--
+	}
+	if e.batch == 0 {
+		e.flushSendLocked()
+		e.flushRecvLocked()
+	}
+}
+
+// MaxInlineData implements nd.Endpoint.
+func (e *endpoint) MaxInlineData() int { return e.inline }
+
+// Close implements nd.Endpoint.
+func (e *endpoint) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.mu.Unlock()
+	e.terminate()
+	e.destroyQP()
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+	e.c.endpointClosed(e)
+	e.release()
+	e.a.mu.Lock()
+	delete(e.a.eps, e)
+	e.a.mu.Unlock()
+	return nil
+}
+
+func addrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
