@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# siw_test.sh - interop test of `nd rping` against rdma-core's rping over the
-# Linux kernel's soft-iWARP (siw), in the throw-away VM of
+# siw_test.sh - interop test of `nd rping` against rdma-core's rping, and of
+# `nd perf send_bw|write_bw|read_bw -R` against perftest 6.06's ib_*_bw -R,
+# over the Linux kernel's soft-iWARP (siw), in the throw-away VM of
 # ../../shared/interop/vm.sh (see README.md beside this script).
 #
 # It builds a static nd binary, boots the VM once, and runs every case of the
@@ -8,6 +9,8 @@
 #
 #   nd-client  `nd rping -c -V` against `rping -s`
 #   nd-server  `rping -c -V` against `nd rping -s -V`
+#   perf-nd-client-*  `nd perf TEST_bw -R` against `ib_TEST_bw -R -d siw0`
+#   perf-nd-server-*  `ib_TEST_bw -R -d siw0` against `nd perf TEST_bw -R --server`
 #
 # for several ping sizes and counts, with MPA CRC off and on. With CRC on, the
 # nd side asks for it (-crc): as the initiator its MPA Request carries C and
@@ -31,9 +34,13 @@ repo=$(cd "$here/.." && pwd)
 vmsh=${ND_VM_SH:-$here/../../shared/interop/vm.sh}
 vm_timeout=${ND_VM_TIMEOUT:-600}
 
-# The cases: NAME DIRECTION SIZE COUNT CRC. SIZE "-" and a NAME ending in
-# "-defaults" run rping's defaults (size 64, port 7174) without -S and -p.
-# Sizes stay within rping's limits (26 to 65535).
+# The cases: NAME DIRECTION SIZE COUNT CRC [TEST]. SIZE "-" and a NAME ending
+# in "-defaults" run rping's defaults (size 64, port 7174) without -S and -p.
+# Sizes stay within rping's limits (26 to 65535). The perf-* directions run
+# perftest 6.06's -R protocol (iwarp.md section 8) for TEST (send, write or
+# read), COUNT iterations of SIZE bytes:
+#   perf-client  `nd perf TEST_bw -R ... 192.0.2.1` against `ib_TEST_bw -R -d siw0`
+#   perf-server  `ib_TEST_bw -R -d siw0 ... 192.0.2.1` against `nd perf TEST_bw -R --server`
 cases=(
 	"nd-client-defaults       nd-client -     10  off"
 	"nd-client-26x3           nd-client 26    3   off"
@@ -55,6 +62,16 @@ cases=(
 	"nd-server-crc-1000x100   nd-server 1000  100 on"
 	"nd-server-crc-65000x20   nd-server 65000 20  on"
 	"nd-server-crc-65535x5    nd-server 65535 5   on"
+	"perf-nd-client-send-4096x200     perf-client 4096  200  off send"
+	"perf-nd-client-send-1024x1500    perf-client 1024  1500 off send"
+	"perf-nd-client-write-65536x100   perf-client 65536 100  off write"
+	"perf-nd-client-read-65536x100    perf-client 65536 100  off read"
+	"perf-nd-client-crc-read-4096x200 perf-client 4096  200  on  read"
+	"perf-nd-server-send-4096x200     perf-server 4096  200  off send"
+	"perf-nd-server-send-1024x1500    perf-server 1024  1500 off send"
+	"perf-nd-server-write-65536x100   perf-server 65536 100  off write"
+	"perf-nd-server-read-65536x100    perf-server 65536 100  off read"
+	"perf-nd-server-crc-send-4096x200 perf-server 4096  200  on  send"
 )
 if [[ -n ${ND_CASES:-} ]]; then
 	selected=()
@@ -136,10 +153,71 @@ tailof() { tail -n 5 "$1" | cut -c1-160 | sed 's/^/    | /'; }
 # count FILTER: MPA frames captured so far that match FILTER.
 count() { tcpdump -Z root -r /tmp/mpa.pcap -nn "$1" 2>/dev/null | wc -l; }
 
+# perfcase: one perftest -R case (perf-client or perf-server); the variables
+# of the loop below name it.
+perfcase() {
+	local port=$((18600 + idx)) srv cli srv_rc cli_rc spid replies creplies reason i
+	local pt=(-R -p "$port" -n "$count" -s "$size")
+	local ndcrc=()
+	[[ $crc == on ]] && ndcrc=(-crc)
+	local replies0 creplies0
+	replies0=$(count "tcp src port $port and $REPLY")
+	creplies0=$(count "tcp src port $port and $REPLY_CRC")
+	rm -f srv.log cli.log
+	if [[ $dir == perf-client ]]; then
+		srv="ib_${test}_bw -R"; cli="nd perf ${test}_bw -R"
+		timeout $T ib_${test}_bw -d siw0 "${pt[@]}" >srv.log 2>&1 & spid=$!
+		waitport "$port" || echo "note: $name: no listener on port $port seen, trying anyway"
+		timeout $T /inject/nd perf ${test}_bw "${pt[@]}" "${ndcrc[@]}" $ADDR >cli.log 2>&1
+		cli_rc=$?
+	else
+		srv="nd perf ${test}_bw -R --server"; cli="ib_${test}_bw -R"
+		timeout $T /inject/nd perf ${test}_bw --server --bind $ADDR "${pt[@]}" "${ndcrc[@]}" >srv.log 2>&1 & spid=$!
+		waitport "$port" || echo "note: $name: no listener on port $port seen, trying anyway"
+		timeout $T ib_${test}_bw -d siw0 "${pt[@]}" $ADDR >cli.log 2>&1
+		cli_rc=$?
+	fi
+	if ((cli_rc != 0)); then
+		for i in $(seq 50); do kill -0 $spid 2>/dev/null || break; sleep 0.1; done
+		kill $spid 2>/dev/null
+	fi
+	wait $spid; srv_rc=$?
+	for i in 1 2 3 4 5; do # let tcpdump write the last MPA frame
+		sleep 0.2
+		replies=$(($(count "tcp src port $port and $REPLY") - replies0))
+		((replies < 2)) || break
+	done
+	creplies=$(($(count "tcp src port $port and $REPLY_CRC") - creplies0))
+	reason=
+	((cli_rc == 0)) || reason+="$cli exit $cli_rc; "
+	((srv_rc == 0)) || reason+="$srv exit $srv_rc; "
+	# Both print the bandwidth row: #bytes, then #iterations.
+	grep -Eq "^ *$size +$count +[0-9]" cli.log || reason+="no result row for $size bytes x $count from $cli; "
+	grep -Eq "^ *$size +$count +[0-9]" srv.log || reason+="no result row for $size bytes x $count from $srv; "
+	if ((replies != 2)); then
+		reason+="$replies MPA replies seen on port $port, want 2 (control and data); "
+	elif [[ $crc == on && $creplies != 2 ]]; then
+		reason+="CRC asked for but $((2 - creplies)) MPA replies have no C flag; "
+	elif [[ $crc == off && $creplies != 0 ]]; then
+		reason+="an MPA reply has the C flag although nobody asked for CRC; "
+	fi
+	if [[ -z $reason ]]; then
+		echo "PASS $name ($cli -> $srv, ${test}_bw, size $size, $count iterations, crc $crc)"
+	else
+		echo "FAIL $name ($cli -> $srv, ${test}_bw, size $size, $count iterations, crc $crc): ${reason%; }"
+		echo "  client ($cli):"; tailof cli.log
+		echo "  server ($srv):"; tailof srv.log
+	fi
+}
+
 idx=0
 for c in "${CASES[@]}"; do
-	read -r name dir size count crc <<<"$c"
+	read -r name dir size count crc test <<<"$c"
 	idx=$((idx + 1))
+	if [[ $dir == perf-* ]]; then
+		perfcase
+		continue
+	fi
 	port=$((7300 + idx))
 	pargs=(-p "$port")
 	[[ $name == *-defaults ]] && { pargs=(); port=7174; }

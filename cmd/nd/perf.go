@@ -96,6 +96,7 @@ type perfConfig struct {
 	json       bool
 	plot       string // --plot FILE.png
 	server     bool   // --server: only the server
+	rdmaCM     bool   // -R, --rdma_cm: perftest 6.06's protocol (perf_rcm.go)
 	inProcess  bool   // --in-process: both sides in this process
 	bind       string // --bind: the server's address
 	target     string // the ADDRESS[:PORT] argument, or ""
@@ -168,6 +169,7 @@ func (c *perfConfig) define(fs *flag.FlagSet) {
 	both("p", "port", uint(perfPort), &c.port, "the `port` to listen on or connect to (ADDRESS:PORT overrides it)")
 	both("q", "qp", 1, &c.qps, "`connections` (endpoints) in parallel, results aggregated (bw tests)")
 	both("t", "tx-depth", 0, &c.txDepth, "requests in flight per connection, the tx `depth` (default 128 for bw tests, 1 for lat tests)")
+	both("R", "rdma_cm", nil, &c.rdmaCM, "speak perftest 6.06's -R (rdma_cm) protocol, against ib_send_bw/ib_write_bw/ib_read_bw -R (send_bw, write_bw, read_bw)")
 	fs.BoolVar(&c.gbits, "report_gbits", false, "report bandwidth in Gb/sec instead of MB/sec")
 	fs.BoolVar(&c.blocking, "b", false, "block in CompletionQueue.Notify for completions instead of polling")
 	fs.BoolVar(&c.json, "json", false, "print one JSON document (test, provider, parameters, a row per size) instead of the table")
@@ -199,6 +201,11 @@ server in a second process on a free port and runs the client against it.
 --in-process runs both in this process instead, and -provider loop (which
 only connects adapters of one process) always does. The client tells the
 server the test, sizes and depths: the server needs only -provider, -b, -p.
+
+-R (--rdma_cm) speaks perftest 6.06's rdma_cm protocol instead, against
+ib_send_bw, ib_write_bw and ib_read_bw -R over soft-iWARP (send_bw, write_bw,
+read_bw, one size, -q 1): perftest sends no parameters, so both sides need
+the same -n and -s, and "--server -R" serves one perftest or nd perf -R client.
 
 Bandwidth columns (MB is 2^20 bytes, as perftest; Gb is 10^9 bits):
   #bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]
@@ -318,6 +325,9 @@ func (c *perfConfig) run(ctx context.Context, out io.Writer) error {
 	p, addrs, err := c.provider.open()
 	if err != nil {
 		return err
+	}
+	if c.rdmaCM {
+		return c.runRCM(ctx, p, addrs, out)
 	}
 	switch {
 	case c.target != "":

@@ -82,20 +82,25 @@ func (sv *perfServed) echo(size int) (int64, error) {
 		if err != nil {
 			return got, fmt.Errorf("after %d messages: %w", got, err)
 		}
+		// The end marker may come in one batch with the last echo's Send
+		// completion (from the other queue): take the whole batch before
+		// returning, or that completion is lost to the next step.
+		end := false
 		for _, r := range done {
 			switch {
 			case sv.sends.owns(r):
 				if err := sv.sends.complete(); err != nil {
 					return got, fmt.Errorf("an echo's Send completed with %w", err)
 				}
-			case sv.recv.owns(r):
+			case sv.recv.owns(r) && !end:
 				n, err := sv.recv.complete(nil)
 				if err != nil {
 					return got, fmt.Errorf("message %d: %w", got, err)
 				}
 				if n == 0 {
 					sv.owed++
-					return got, nil
+					end = true
+					continue
 				}
 				if n != size {
 					return got, fmt.Errorf("message %d has %d bytes, want %d", got, n, size)
@@ -111,6 +116,9 @@ func (sv *perfServed) echo(size int) (int64, error) {
 			default:
 				return got, errUnexpected
 			}
+		}
+		if end {
+			return got, nil
 		}
 	}
 }
