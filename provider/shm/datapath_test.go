@@ -27,25 +27,7 @@ func TestDataPathBytes(t *testing.T) {
 	for _, mode := range []shm.OneSided{shm.OneSidedAuto, shm.OneSidedRing} {
 		for _, size := range []int{4096, 3 << 20} {
 			t.Run(fmt.Sprint(mode, "/", size), func(t *testing.T) {
-				d := ndtest.NewDataPath(t, testProvider(t, shm.Config{OneSided: mode}), size)
-				for i := range d.ABuf {
-					d.ABuf[i] = byte(i * 7)
-				}
-				d.SendReceive(t)
-				if string(d.PBuf) != string(d.ABuf) {
-					t.Fatal("the Receive got bytes that differ from the Send")
-				}
-				clear(d.PBuf)
-				d.Write(t, 3, 2)
-				if string(d.PBuf) != string(d.ABuf) {
-					t.Fatal("Write did not place the bytes")
-				}
-				clear(d.ABuf)
-				d.Read(t, 3, 2)
-				if string(d.PBuf) != string(d.ABuf) {
-					t.Fatal("Read did not bring the bytes")
-				}
-				d.PingPong(t, min(size, 4096))
+				ndtest.CheckBytes(t, testProvider(t, shm.Config{OneSided: mode}), size)
 			})
 		}
 	}
