@@ -207,6 +207,7 @@ perfcase() {
 		echo "FAIL $name ($cli -> $srv, ${test}_bw, size $size, $count iterations, crc $crc): ${reason%; }"
 		echo "  client ($cli):"; tailof cli.log
 		echo "  server ($srv):"; tailof srv.log
+		echo "  kernel (siw):"; dmesg | grep -i siw | tail -n 6 | sed 's/^/    | /'
 	fi
 }
 
