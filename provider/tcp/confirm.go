@@ -36,6 +36,9 @@ func (l *link) setConfirm() {
 	// carrying the bytes of its previous work request, so toward siw Sends
 	// and Writes complete when written, as siw's own do.
 	l.confirm = l.peerIRD > ord && l.godirect
+	// The endpoint's own Reads may take ord of the peer's inbound slots;
+	// confirmation Reads get the rest, so together they never exceed it.
+	l.confirmSlots = l.peerIRD - ord
 	l.mu.Unlock()
 }
 
@@ -55,7 +58,7 @@ func (l *link) maybeConfirm(s *sender, w *writerState) error {
 // confirmDueLocked reports whether Sends or Writes no Read covers wait and
 // a confirmation Read fits in the peer's inbound read limit; l.mu held.
 func (l *link) confirmDueLocked() bool {
-	return l.confirm && l.sentSeq > l.coveredSeq && l.orq.len() < l.peerIRD
+	return l.confirm && l.sentSeq > l.coveredSeq && l.confirmsOut < l.confirmSlots
 }
 
 // readDone completes the oldest outstanding Read, whose response has fully
@@ -67,6 +70,9 @@ func (l *link) readDone(rs *readerState) {
 		return
 	}
 	e := l.orq.pop()
+	if e.wr == nil {
+		l.confirmsOut--
+	}
 	rs.confirmed = rs.confirmed[:0]
 	for l.unconfirmed.len() > 0 && l.unconfirmed.at(0).n <= e.upTo {
 		rs.confirmed = append(rs.confirmed, l.unconfirmed.pop())

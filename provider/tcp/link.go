@@ -52,6 +52,8 @@ type link struct {
 	orq           fifo[readEntry] // Read Requests sent, oldest first
 	unconfirmed   fifo[sentEntry] // Sends and Writes sent, not yet confirmed
 	confirm       bool            // Sends and Writes wait for confirmation (confirm.go)
+	confirmSlots  int             // the peer's inbound Read slots the endpoint's Reads leave free
+	confirmsOut   int             // zero-length Reads of the transport's own in flight
 	sentSeq       uint64          // Sends and Writes sent so far
 	coveredSeq    uint64          // sentSeq when the last Read Request went out
 	inboundReads  int             // Read Requests accepted and not yet answered

@@ -272,6 +272,9 @@ func (l *link) sendRead(s *sender, w *writerState, wr *engine.WorkRequest, seq u
 	e.upTo = l.sentSeq
 	l.coveredSeq = l.sentSeq
 	l.orq.push(e)
+	if wr == nil {
+		l.confirmsOut++
+	}
 	l.mu.Unlock()
 	return nil
 }
