@@ -22,8 +22,10 @@
 #   ND_VM_SH       the VM harness (default: ../../shared/interop/vm.sh from here)
 #   ND_VM_TIMEOUT  hard limit for the VM run in seconds (default 1500)
 #   ND_TEST_BIN    use this test binary instead of building one
-#   ND_CASES       run only this -test.run pattern (instead of both runs above)
+#   ND_CASES       run only these -test.run patterns, blank-separated, one
+#                  test process each (instead of the runs above)
 #   VERBS_NO_SKIPS=1  run the device-limited cases too
+#   ND_OUT         also copy the VM's raw output (go test -v) to this file
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -58,7 +60,8 @@ else
 fi
 
 runs=("TestConformance" "TestMixed/.*/verbs-active/(Connection|Send|Receive|Read|Write|Memory)/" "TestMixed/.*/tcp-active/(Connection|Send|Receive|Read|Write|Memory)/")
-[[ -n ${ND_CASES:-} ]] && runs=("$ND_CASES")
+# shellcheck disable=SC2206 # ND_CASES is a list of patterns without blanks
+[[ -n ${ND_CASES:-} ]] && runs=($ND_CASES)
 {
 	echo '#!/bin/bash'
 	echo 'RUNS=('
@@ -72,8 +75,36 @@ echo "guest: $(uname -r); devices: $(ibv_devices | awk 'NR>2{printf "%s ", $1}')
 for r in "${RUNS[@]}"; do
 	echo "=== RUNSET $r"
 	t=600; [[ $r == TestMixed* ]] && t=360
-	timeout $((t + 20)) /inject/verbs.test -test.run "$r" -test.v -test.count 1 -test.timeout ${t}s 2>&1
-	echo "=== RUNSET-EXIT $?"
+	# The binary runs in the background and is waited for with a deadline:
+	# a thread stuck in the kernel (rdma_disconnect on a siw id whose peer
+	# went away mid-handshake did that once) makes it unkillable, and then
+	# the remaining runsets still run and the output so far is reported.
+	/inject/verbs.test -test.run "$r" -test.v -test.count 1 -test.timeout ${t}s >/tmp/runset.out 2>&1 &
+	pid=$!
+	for ((i = 0; i < t + 30; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		[[ $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) == Z ]] && break
+		sleep 1
+	done
+	if kill -0 "$pid" 2>/dev/null && [[ $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) != Z ]]; then
+		kill -9 "$pid" 2>/dev/null
+		cat /tmp/runset.out
+		echo "=== RUNSET-HUNG the test binary did not exit within $((t + 30))s (kernel stacks:)"
+		for task in /proc/$pid/task/*; do cat "$task/stack" 2>/dev/null | head -n 8; done
+		echo "=== RUNSET-EXIT 124"
+	elif kill -0 "$pid" 2>/dev/null; then
+		# A zombie whose last thread is stuck in the kernel: wait would
+		# never return.
+		cat /tmp/runset.out
+		echo "=== RUNSET-HUNG the test binary exited but a thread is stuck in the kernel (kernel stacks:)"
+		for task in /proc/$pid/task/*; do cat "$task/stack" 2>/dev/null | head -n 8; done
+		echo "=== RUNSET-EXIT 124"
+	else
+		wait "$pid"
+		rc=$?
+		cat /tmp/runset.out
+		echo "=== RUNSET-EXIT $rc"
+	fi
 done
 GUEST
 } >"$tmp/guest.sh"
@@ -81,6 +112,7 @@ GUEST
 echo "booting the VM" >&2
 "$vmsh" -t "$vm_timeout" -i "$tmp/verbs.test" -s "$tmp/guest.sh" >"$tmp/out" 2>"$tmp/err"
 vmrc=$?
+[[ -n ${ND_OUT:-} ]] && cp "$tmp/out" "$ND_OUT"
 
 # Leaf cases: a --- line whose name is no other's prefix.
 grep -E '^\s*--- (PASS|FAIL|SKIP): ' "$tmp/out" | sed -E 's/^\s*--- (PASS|FAIL|SKIP): ([^ ]+).*/\1 \2/' >"$tmp/results"
@@ -98,7 +130,11 @@ if ((failed > 0)); then
 	echo "failure messages:"
 	grep -E '^\s+[a-z_]+\.go:[0-9]+: ' "$tmp/out" | grep -v -E 'device .* on |granted inline|sender.s Send completed with|more than the suite allocates' | sed 's/^\s*/    | /' | head -n 60
 fi
-grep -E '^(panic|fatal error|=== RUNSET-EXIT [^0]|guest:)' "$tmp/out"
+grep -E '^(panic|fatal error|=== RUNSET-EXIT [^0]|=== RUNSET-HUNG|guest:)' "$tmp/out"
+if grep -q -E '^=== RUNSET-HUNG' "$tmp/out"; then
+	grep -A 40 -E '^=== RUNSET-HUNG' "$tmp/out" | sed 's/^/    | /' | head -n 40
+	failed=$((failed + 1))
+fi
 if grep -q -E '^(panic:|fatal error)' "$tmp/out"; then
 	grep -A 25 -E '^(panic:|fatal error)' "$tmp/out" | sed 's/^/    | /' | head -n 40
 	failed=$((failed + 1))

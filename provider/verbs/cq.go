@@ -208,12 +208,16 @@ func (q *cq) drain() int {
 	for {
 		n := q.wcs.poll(q.hw)
 		for i := range n {
-			wrID, st, recv, bytes := q.wcs.wc(i)
+			wrID, st, _, bytes := q.wcs.wc(i)
 			r := q.rings[wrID>>32]
 			if r == nil {
 				continue
 			}
-			r.hwDone(uint32(wrID), wcStatus(st, recv, q.a.dev.iwarp), bytes)
+			// The direction comes from the ring, not the completion's
+			// opcode: ibv_poll_cq leaves opcode undefined unless the
+			// status is IBV_WC_SUCCESS (rxe reports 0, IBV_WC_SEND, for a
+			// failed Receive).
+			r.hwDone(uint32(wrID), wcStatus(st, r.recv, q.a.dev.iwarp), bytes)
 		}
 		total += n
 		if n < q.wcs.cap {
