@@ -126,7 +126,9 @@ func TestPingpongErrors(t *testing.T) {
 		{[]string{"-s", "-timeout", "50ms"}, []string{"GetConnectionRequest on port 54325", "ND_CANCELED", "context deadline exceeded"}},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			code, _, stderr := runNd(t, append([]string{"pingpong", "-max", "16", "-iters", "1"}, tt.args...)...)
+			// The loop provider (a later -provider wins): fixed ports must
+			// not meet real sockets of the host.
+			code, _, stderr := runNd(t, append([]string{"pingpong", "-provider", "loop", "-max", "16", "-iters", "1"}, tt.args...)...)
 			if code != 1 {
 				t.Errorf("exit status %d, want 1; stderr:\n%s", code, stderr)
 			}
