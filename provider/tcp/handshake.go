@@ -310,3 +310,11 @@ func (l *link) logf(what string, err error) {
 		lg.Info("tcp: "+what, "local", l.local, "remote", l.remote, "err", err)
 	}
 }
+
+// logTerminate logs a Terminate sent or received (what says which).
+func (l *link) logTerminate(what string, t *iwarp.Terminate, status nd.Status) {
+	if lg := l.t.p.cfg.Logger; lg != nil && t != nil {
+		lg.Info("tcp: "+what, "local", l.local, "remote", l.remote,
+			"layer", int(t.Layer), "etype", int(t.EType), "code", int(t.Code), "status", status.Name())
+	}
+}

@@ -251,6 +251,7 @@ func (l *link) shutdown(status nd.Status, term *iwarp.Terminate, notify bool) {
 		return
 	}
 	l.closing, l.closeStatus, l.term = true, status, term
+	l.logTerminate("Terminate sent", term, status)
 	writer := l.writerStarted
 	events := l.events
 	if l.watchdog != nil {

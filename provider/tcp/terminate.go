@@ -99,6 +99,11 @@ func protectionError(t *iwarp.Terminate) bool {
 // Writes before it completed at the peer, and the link ends.
 func (l *link) rxTerminate(body []byte) error {
 	t, err := iwarp.ParseTerminate(body)
+	if err == nil {
+		l.logTerminate("Terminate received", &t, nd.ErrRemoteError)
+	} else {
+		l.logf("malformed Terminate received", err)
+	}
 	culprit := iwarp.SegmentHeader{}
 	known := false
 	if err == nil && t.DDPHeader != nil {
