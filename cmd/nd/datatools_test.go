@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -132,17 +130,7 @@ func TestDataToolsServerClient(t *testing.T) {
 // TestPingpongProcesses builds nd and runs "nd pingpong -provider tcp -s"
 // and "nd pingpong -provider tcp -c 127.0.0.1:PORT" as two processes.
 func TestPingpongProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goTool); err != nil {
-		t.Skipf("no go command to build nd with: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "nd")
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Skipf("cannot build nd: %v\n%s", err, out)
-	}
+	bin := buildNd(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
@@ -258,21 +246,11 @@ func TestDataToolsAllocations(t *testing.T) {
 	}
 	for _, tool := range []string{"ping", "rdmaping", "rdmapingpong"} {
 		t.Run(tool, func(t *testing.T) {
-			allocs := func(iters int) uint64 {
-				var before, after runtime.MemStats
-				runtime.ReadMemStats(&before)
+			checkLoopAllocs(t, 20, 200, func(iters int) {
 				if code, _, stderr := runNd(t, tool, "-max", "512", "-iters", strconv.Itoa(iters)); code != 0 {
 					t.Fatalf("exit status %d: %s", code, stderr)
 				}
-				runtime.ReadMemStats(&after)
-				return after.Mallocs - before.Mallocs
-			}
-			allocs(10)
-			few, many := allocs(20), allocs(200)
-			t.Logf("allocations: %d for 20 iterations per size, %d for 200", few, many)
-			if extra := int64(many) - int64(few); extra > 100 {
-				t.Errorf("%d allocations for 20 iterations per size, %d for 200: the loop allocates", few, many)
-			}
+			})
 		})
 	}
 }
@@ -355,5 +333,24 @@ func TestServerAddr(t *testing.T) {
 		if server.String() != tt.server || client.String() != tt.client {
 			t.Errorf("%v: server %s, client %s; want %s, %s", tt.addrs, server, client, tt.server, tt.client)
 		}
+	}
+}
+
+// checkLoopAllocs fails t if running a tool with many iterations costs
+// materially more allocations than with few: its timed loop allocates.
+func checkLoopAllocs(t *testing.T, few, many int, run func(iters int)) {
+	t.Helper()
+	allocs := func(iters int) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		run(iters)
+		runtime.ReadMemStats(&after)
+		return after.Mallocs - before.Mallocs
+	}
+	allocs(10) // warm up
+	a, b := allocs(few), allocs(many)
+	t.Logf("allocations: %d for %d iterations, %d for %d", a, few, b, many)
+	if extra := int64(b) - int64(a); extra > 100 {
+		t.Errorf("%d allocations for %d iterations, %d for %d: the loop allocates", a, few, b, many)
 	}
 }

@@ -174,20 +174,10 @@ func TestPingpongAllocations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
-	allocs := func(iters int) uint64 {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
+	// 10 sizes and a warm-up: (200-20)*11 more round trips.
+	checkLoopAllocs(t, 20, 200, func(iters int) {
 		if code, _, stderr := runNd(t, "pingpong", "-max", "512", "-iters", strconv.Itoa(iters)); code != 0 {
 			t.Fatalf("exit status %d: %s", code, stderr)
 		}
-		runtime.ReadMemStats(&after)
-		return after.Mallocs - before.Mallocs
-	}
-	allocs(10) // warm up lazily built state
-	few, many := allocs(20), allocs(200)
-	// 10 sizes and a warm-up: (200-20)*11 more round trips.
-	t.Logf("allocations: %d for 20 iterations per size, %d for 200", few, many)
-	if extra := int64(many) - int64(few); extra > 100 {
-		t.Errorf("%d allocations for 20 iterations per size, %d for 200: the loop allocates", few, many)
-	}
+	})
 }
