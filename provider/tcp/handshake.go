@@ -3,6 +3,7 @@ package tcp
 import (
 	"bufio"
 	"context"
+	"encoding/hex"
 	"errors"
 	"io"
 	"net"
@@ -22,6 +23,11 @@ const (
 	// and sees four bytes of private data it ignores.
 	prefixSize    = 4
 	prefixVersion = 1
+	// prefixVersionVerbs is what provider/verbs sends from an iWARP
+	// device: a godirect peer (the limits carry the extra Read slot) that
+	// does not itself ask for confirmations by zero-length Read toward
+	// another kernel device.
+	prefixVersionVerbs = 2
 	// maxPrivateData is what ND applications may send: the 251 user bytes
 	// siw can carry, less the prefix.
 	maxPrivateData = iwarp.SiwMaxUserPrivateData - prefixSize
@@ -35,12 +41,13 @@ func appendPrefix(dst []byte, protocol int) []byte {
 }
 
 // splitPrefix returns the ND protocol (-1 without a prefix), whether the
-// peer is godirect, and the application's private data.
-func splitPrefix(pd []byte) (protocol int, godirect bool, user []byte) {
-	if len(pd) >= prefixSize && pd[0] == 'g' && pd[1] == 'd' && pd[2] == prefixVersion {
-		return int(pd[3]), true, pd[prefixSize:]
+// peer is godirect, whether it is provider/tcp (whose Read responses are
+// exact), and the application's private data.
+func splitPrefix(pd []byte) (protocol int, godirect, exact bool, user []byte) {
+	if len(pd) >= prefixSize && pd[0] == 'g' && pd[1] == 'd' && (pd[2] == prefixVersion || pd[2] == prefixVersionVerbs) {
+		return int(pd[3]), true, pd[2] == prefixVersion, pd[prefixSize:]
 	}
-	return -1, false, pd
+	return -1, false, false, pd
 }
 
 // wireLimit is the IRD or ORD a godirect side puts on the wire for an
@@ -122,14 +129,14 @@ func (l *link) activeReply() {
 		l.shutdown(st, nil, true)
 		return
 	}
-	_, godirect, user := splitPrefix(rep.PrivateData)
+	_, godirect, exact, user := splitPrefix(rep.PrivateData)
 	if rep.Reject {
 		l.events.Rejected(user)
 		l.shutdown(nd.ErrConnectionRefused, nil, false)
 		return
 	}
 	l.crc = l.req.CRC || rep.CRC
-	l.godirect = godirect
+	l.godirect, l.peerExact = godirect, exact
 	l.peerIRD = int(rep.IRD)
 	if rep.PeerToPeer {
 		l.rtr = rep.RTR
@@ -160,8 +167,8 @@ func (t *transport) passive(pl *portListener, c *net.TCPConn) {
 		return
 	}
 	c.SetReadDeadline(time.Time{})
-	protocol, godirect, user := splitPrefix(req.PrivateData)
-	l.req, l.godirect = req, godirect
+	protocol, godirect, exact, user := splitPrefix(req.PrivateData)
+	l.req, l.godirect, l.peerExact = req, godirect, exact
 	if req.Enhanced {
 		l.peerIRD = int(req.IRD)
 	}
@@ -315,6 +322,7 @@ func (l *link) logf(what string, err error) {
 func (l *link) logTerminate(what string, t *iwarp.Terminate, status nd.Status) {
 	if lg := l.t.p.cfg.Logger; lg != nil && t != nil {
 		lg.Info("tcp: "+what, "local", l.local, "remote", l.remote,
-			"layer", int(t.Layer), "etype", int(t.EType), "code", int(t.Code), "status", status.Name())
+			"layer", int(t.Layer), "etype", int(t.EType), "code", int(t.Code), "status", status.Name(),
+			"ddp_header", hex.EncodeToString(t.DDPHeader))
 	}
 }

@@ -30,10 +30,13 @@ type link struct {
 	req      iwarp.MPAFrame // the MPA request (sent or received)
 	crc      bool
 	godirect bool
-	rtr      iwarp.RTRFlags // the chosen ready-to-receive type (active side)
-	peerIRD  int            // Read Requests the peer will queue from us (wire value)
-	ourIRD   int            // Read Requests we queue from the peer (wire value)
-	sinkSTag uint32         // the STag our Read Requests name for their responses
+	// peerExact: the peer is provider/tcp. Others may be Linux siw, which
+	// can answer a zero-length Read with a stale payload (rx.go).
+	peerExact bool
+	rtr       iwarp.RTRFlags // the chosen ready-to-receive type (active side)
+	peerIRD   int            // Read Requests the peer will queue from us (wire value)
+	ourIRD    int            // Read Requests we queue from the peer (wire value)
+	sinkSTag  uint32         // the STag our Read Requests name for their responses
 
 	ep atomic.Pointer[engine.Endpoint]
 	rx atomic.Uint64 // inbound FPDUs, for the response watchdog

@@ -268,9 +268,10 @@ func (l *link) rxReadResponse(h *iwarp.FPDUHeader, plen int, crc *uint32, ulpdu 
 	// siw (seen on Linux 6.1) may answer a zero-length Read Request
 	// that it queued while sending with a response carrying the length
 	// and bytes of the work request it sent before (siw_activate_tx
-	// leaves sge[0] stale when the IRQ entry has no SGE). For the
-	// transport's own confirmation Read such payload is dropped.
-	stale := e != nil && e.wr == nil && e.size == 0
+	// leaves sge[0] stale when the IRQ entry has no SGE). Such payload
+	// is dropped for the transport's own confirmation Read, and for an
+	// application's zero-length Read unless the peer is provider/tcp.
+	stale := e != nil && e.size == 0 && (e.wr == nil || !l.peerExact)
 	ok := e != nil && h.STag == l.sinkSTag && h.TO == e.sinkTO+uint64(e.placed) &&
 		(stale || plen <= e.size-e.placed && (!h.Last || e.placed+plen == e.size))
 	var wr *engine.WorkRequest
@@ -286,7 +287,7 @@ func (l *link) rxReadResponse(h *iwarp.FPDUHeader, plen int, crc *uint32, ulpdu 
 	if plen == 0 {
 		return nil
 	}
-	if wr == nil {
+	if wr == nil || stale {
 		var scratch [512]byte
 		for plen > 0 {
 			n := min(plen, len(scratch))

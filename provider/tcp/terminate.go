@@ -94,13 +94,22 @@ func protectionError(t *iwarp.Terminate) bool {
 	return false
 }
 
+// protectionStatus is the status a Terminate gives the request it names:
+// ErrAccessViolation for a refused memory access, else ErrRemoteError.
+func protectionStatus(t *iwarp.Terminate) nd.Status {
+	if protectionError(t) {
+		return nd.ErrAccessViolation
+	}
+	return nd.ErrRemoteError
+}
+
 // rxTerminate handles the peer's Terminate: the request it names (by the
 // copied DDP header) completes with the matching ND status, the Sends and
 // Writes before it completed at the peer, and the link ends.
 func (l *link) rxTerminate(body []byte) error {
 	t, err := iwarp.ParseTerminate(body)
 	if err == nil {
-		l.logTerminate("Terminate received", &t, nd.ErrRemoteError)
+		l.logTerminate("Terminate received", &t, protectionStatus(&t))
 	} else {
 		l.logf("malformed Terminate received", err)
 	}
@@ -112,8 +121,8 @@ func (l *link) rxTerminate(body []byte) error {
 		}
 	}
 	status := nd.ErrRemoteError
-	if err == nil && protectionError(&t) {
-		status = nd.ErrAccessViolation
+	if err == nil {
+		status = protectionStatus(&t)
 	}
 	ep := l.ep.Load()
 	l.mu.Lock()
@@ -121,14 +130,28 @@ func (l *link) rxTerminate(body []byte) error {
 	var blamed *sentEntry
 	var read *readEntry
 	switch {
-	case known && culprit.Opcode == iwarp.OpReadRequest:
-		for i := 0; i < l.orq.len(); i++ {
-			if e := l.orq.at(i); e.msn == culprit.MSN && e.wr != nil {
-				r := *e
-				read = &r
-				e.wr = nil // completed here, not by cleanup
+	case known && culprit.Opcode == iwarp.OpReadRequest,
+		!known && status == nd.ErrAccessViolation && t.Layer == iwarp.TermLayerRDMAP:
+		// An RDMAP protection error is about a Read Request. The peer
+		// serves those in order: every Read before the refused one was
+		// answered in full, so when the Terminate copies no header, or
+		// one that names no Read waiting (Linux 6.1's siw copies one
+		// whose MSN field holds the Read's size), the oldest Read
+		// waiting is it.
+		var e *readEntry
+		for i := 0; known && i < l.orq.len(); i++ {
+			if x := l.orq.at(i); x.msn == culprit.MSN && x.wr != nil {
+				e = x
 				break
 			}
+		}
+		if e == nil && l.orq.len() > 0 && l.orq.at(0).wr != nil {
+			e = l.orq.at(0)
+		}
+		if e != nil {
+			r := *e
+			read = &r
+			e.wr = nil // completed here, not by cleanup
 		}
 	case known:
 		for l.unconfirmed.len() > 0 {
