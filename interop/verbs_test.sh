@@ -25,6 +25,7 @@
 #   ND_CASES       run only these -test.run patterns, blank-separated, one
 #                  test process each (instead of the runs above)
 #   VERBS_NO_SKIPS=1  run the device-limited cases too
+#   ND_TCP_LOG=1   provider/tcp in TestMixed logs its Terminates to stderr
 #   ND_OUT         also copy the VM's raw output (go test -v) to this file
 set -uo pipefail
 
@@ -68,6 +69,7 @@ runs=("TestConformance" "TestMixed/.*/verbs-active/(Connection|Send|Receive|Read
 	for r in "${runs[@]}"; do printf '  %q\n' "$r"; done
 	echo ')'
 	[[ -n ${VERBS_NO_SKIPS:-} ]] && echo 'export VERBS_NO_SKIPS=1'
+	[[ -n ${ND_TCP_LOG:-} ]] && echo 'export ND_TCP_LOG=1'
 	cat <<'GUEST'
 cd /tmp
 ulimit -l unlimited

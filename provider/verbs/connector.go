@@ -125,19 +125,33 @@ func (c *connector) wrap(protocol int, pd []byte) []byte {
 	return append([]byte{byte(protocol), byte(len(pd))}, pd...)
 }
 
-// unwrap returns the protocol (-1 when the peer sent no framing), whether
-// the peer is godirect, and the application's data.
-func unwrap(iwarp bool, pd []byte) (int, bool, []byte) {
+// peerKind is what the private-data framing says of the peer.
+type peerKind int
+
+const (
+	peerForeign  peerKind = iota // no godirect framing (rping, perftest, MPI)
+	peerGodirect                 // provider/verbs on a kernel device
+	peerTCP                      // provider/tcp: answers zero-length Reads exactly
+)
+
+// unwrap returns the protocol (-1 when the peer sent no framing), what the
+// peer is, and the application's data.
+func unwrap(iwarp bool, pd []byte) (int, peerKind, []byte) {
 	if iwarp {
-		if len(pd) >= prefixSize && pd[0] == 'g' && pd[1] == 'd' && pd[2] == prefixVersion {
-			return int(pd[3]), true, pd[prefixSize:]
+		if len(pd) >= prefixSize && pd[0] == 'g' && pd[1] == 'd' {
+			switch pd[2] {
+			case prefixVersionTCP:
+				return int(pd[3]), peerTCP, pd[prefixSize:]
+			case prefixVersion:
+				return int(pd[3]), peerGodirect, pd[prefixSize:]
+			}
 		}
-		return -1, false, pd
+		return -1, peerForeign, pd
 	}
 	if len(pd) >= ibHeader && int(pd[1]) <= len(pd)-ibHeader {
-		return int(pd[0]), true, pd[ibHeader : ibHeader+int(pd[1])]
+		return int(pd[0]), peerGodirect, pd[ibHeader : ibHeader+int(pd[1])]
 	}
-	return -1, false, pd
+	return -1, peerForeign, pd
 }
 
 // wire is the IRD or ORD announced for an application limit: one more on
@@ -303,7 +317,8 @@ func (c *connector) Connect(ctx context.Context, ep nd.Endpoint, remote netip.Ad
 		}
 		switch ev.typ {
 		case evEstablished, evConnectResponse:
-			_, godirect, data := unwrap(c.a.dev.iwarp, ev.pd)
+			_, kind, data := unwrap(c.a.dev.iwarp, ev.pd)
+			godirect := kind != peerForeign
 			c.mu.Lock()
 			c.hasPeer, c.peerPD = true, append([]byte(nil), data...)
 			pird, pord := ev.ird, ev.ord
@@ -315,6 +330,7 @@ func (c *connector) Connect(ctx context.Context, ep nd.Endpoint, remote netip.Ad
 			c.peerIRD, c.peerORD = c.app(pird, godirect), c.app(pord, godirect)
 			c.local, c.remote = idAddrs(id)
 			e.ord = min(e.lim.OutboundReadLimit, c.peerIRD)
+			e.confirmWrites = c.a.dev.iwarp && kind == peerTCP
 			c.state = stConnected
 			c.mu.Unlock()
 			return nil
@@ -413,6 +429,7 @@ func (c *connector) Accept(ctx context.Context, ep nd.Endpoint, privateData []by
 		return abort(nd.ErrConnectionAborted, err)
 	}
 	e.ord = ord
+	e.confirmWrites = c.a.dev.iwarp && c.req.peer == peerTCP
 	if !c.a.dev.iwarp {
 		if err := e.toRTS(id, ord, ird); err != nil {
 			return abort(nd.ErrConnectionAborted, err)
@@ -602,6 +619,7 @@ type request struct {
 	handle        uintptr
 	pd            []byte
 	ird, ord      int
+	peer          peerKind
 	local, remote netip.AddrPort
 	aborted       atomic.Bool
 }
@@ -690,7 +708,8 @@ func (pl *portListener) onEvent(ev cmEvent) {
 		return
 	}
 	a := pl.a
-	proto, godirect, data := unwrap(a.dev.iwarp, ev.pd)
+	proto, kind, data := unwrap(a.dev.iwarp, ev.pd)
+	godirect := kind != peerForeign
 	pl.mu.Lock()
 	l := pl.listeners[proto]
 	if proto < 0 {
@@ -712,7 +731,7 @@ func (pl *portListener) onEvent(ev cmEvent) {
 		}
 		return n
 	}
-	r := &request{id: ev.id, pd: append([]byte(nil), data...), ird: app(ev.ird), ord: app(ev.ord)}
+	r := &request{id: ev.id, pd: append([]byte(nil), data...), ird: app(ev.ird), ord: app(ev.ord), peer: kind}
 	r.local, r.remote = idAddrs(ev.id)
 	r.handle = a.register(r)
 	setHandle(ev.id, r.handle)

@@ -40,9 +40,12 @@ type endpoint struct {
 	qpn      uint32
 	qpInline int
 	ord      int // negotiated outbound Read limit (the application's)
-	sa       *sendArea
-	ra       *recvArea
-	batch    int
+	// confirmWrites: a zero-length Read follows every Write (the peer is
+	// provider/tcp; see post.go's Write).
+	confirmWrites bool
+	sa            *sendArea
+	ra            *recvArea
+	batch         int
 
 	wmu     sync.Mutex
 	windows map[*window]struct{}
@@ -312,12 +315,15 @@ func (e *endpoint) postOut(res *nd.Result, sgl []nd.SGE, flags nd.Flags, op int,
 	if op == opRead && nsge > e.split {
 		parts = (nsge + e.split - 1) / e.split
 	}
-	confirm := op == opWrite && e.a.dev.iwarp
+	confirm := op == opWrite && e.confirmWrites
 	if confirm {
 		// iWARP completes a Write when it is handed to TCP; a zero-length
 		// Read behind it completes only after the peer placed it (Read
 		// Requests are served in order), as provider/tcp confirms. It uses
-		// the Read slot announced on top of the application's limit.
+		// the Read slot announced on top of the application's limit. Only
+		// provider/tcp is asked: siw may answer a zero-length Read with
+		// the stale payload of the response it sent before, which its own
+		// initiator then refuses (docs/verbs.md).
 		parts = 2
 	}
 	x.parts = parts
@@ -339,6 +345,9 @@ func (e *endpoint) postOut(res *nd.Result, sgl []nd.SGE, flags nd.Flags, op int,
 		k := 0
 		for p := 0; p < parts; p++ {
 			i := e.sa.add(wrID, op, wf, raddr, remote.Token, 0)
+			if nsge == 0 {
+				e.zeroLengthSGE(i)
+			}
 			for n := 0; n < e.split && k < len(sgl); k++ {
 				b := sgl[k].Buffer
 				if len(b) == 0 {
@@ -374,13 +383,23 @@ func (e *endpoint) postOut(res *nd.Result, sgl []nd.SGE, flags nd.Flags, op int,
 			e.sa.orFlags(i, sendInline)
 		}
 		if confirm {
-			e.sa.add(wrID, opRead, sendSignaled, 0, 1, 0)
+			e.zeroLengthSGE(e.sa.add(wrID, opRead, sendSignaled, 0, 1, 0))
 		}
 	}
 	if e.batch == 0 {
 		e.flushSendLocked()
 	}
 	return nil
+}
+
+// zeroLengthSGE gives the zero-length Read i an explicit empty SGE. siw
+// takes a Read's size from the first SGE of its send-queue slot, which a
+// Read without SGEs leaves as the slot's previous request wrote it: such a
+// Read would ask the peer for the bytes of an older request.
+func (e *endpoint) zeroLengthSGE(i int) {
+	if e.staging != nil {
+		e.sa.addSGE(i, uintptr(e.staging), 0, e.stagingKey)
+	}
 }
 
 // Receive implements nd.Endpoint.

@@ -83,9 +83,10 @@ const (
 	maxLength        = 1 << 26 // bytes of one request (64 MiB)
 	maxCQ            = 1 << 16 // ND entries of one completion queue
 	hwCQMin          = 8192    // hardware completion queue entries at least (siw cannot resize)
-	prefixSize       = 4       // iWARP: 'g' 'd' 1 protocol, as provider/tcp
-	prefixVersion    = 1
-	ibHeader         = 2 // RoCE/IB: protocol, length (the IB CM pads private data)
+	prefixSize       = 4       // iWARP: 'g' 'd' version protocol, as provider/tcp
+	prefixVersion    = 2       // provider/verbs on an iWARP device
+	prefixVersionTCP = 1       // provider/tcp
+	ibHeader         = 2       // RoCE/IB: protocol, length (the IB CM pads private data)
 	iwarpPrivateData = 251 - prefixSize
 	ibCallerData     = 56 - ibHeader
 	ibCalleeData     = 148 - ibHeader
