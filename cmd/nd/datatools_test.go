@@ -334,6 +334,11 @@ func TestServerAddr(t *testing.T) {
 			t.Errorf("%v: server %s, client %s; want %s, %s", tt.addrs, server, client, tt.server, tt.client)
 		}
 	}
+	// A served remote address is reached from itself (an RDMA device
+	// reaches only its own address on one host: siw0 and rxe0 in the VM).
+	if got := pickLocal(addrs("192.0.2.1", "192.0.2.2"), netip.MustParseAddr("192.0.2.2")); got.String() != "192.0.2.2" {
+		t.Errorf("pickLocal(192.0.2.1 192.0.2.2, 192.0.2.2) = %s, want 192.0.2.2", got)
+	}
 }
 
 // checkLoopAllocs fails t if running a tool with many iterations costs

@@ -129,8 +129,9 @@ func parseTarget(arg string, defPort uint16) (ap netip.AddrPort, hasPort bool, e
 
 // pickLocal chooses the local address to connect to remote from: a loopback
 // address for a loopback peer (another one than remote if there is one, so
-// that both ends show distinct addresses), otherwise an address of the same
-// family that is not loopback, otherwise the first address.
+// that both ends show distinct addresses), remote itself when the provider
+// serves it, otherwise an address of the same family that is not loopback,
+// otherwise the first address.
 func pickLocal(addrs []netip.Addr, remote netip.Addr) netip.Addr {
 	pick := func(ok func(netip.Addr) bool) (netip.Addr, bool) {
 		for _, a := range addrs {
@@ -148,6 +149,11 @@ func pickLocal(addrs []netip.Addr, remote netip.Addr) netip.Addr {
 		if a, ok := pick(func(a netip.Addr) bool { return a.IsLoopback() && sameFamily(a) }); ok {
 			return a
 		}
+	}
+	if a, ok := pick(func(a netip.Addr) bool { return a == remote }); ok {
+		// A peer on this host at an address the provider serves: the
+		// same adapter reaches it (an RDMA device reaches only itself).
+		return a
 	}
 	if a, ok := pick(func(a netip.Addr) bool { return !a.IsLoopback() && sameFamily(a) }); ok {
 		return a
