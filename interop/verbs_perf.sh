@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# verbs_perf.sh - nd perf over provider/verbs beside perftest's ib_* tools on
+# the same kernel RDMA device, in one run of the throw-away VM of
+# ../../shared/interop/vm.sh (soft-iWARP siw0 on 192.0.2.1, Soft-RoCE rxe0 on
+# 192.0.2.2). The VM emulates its CPU (no KVM), so only the ratios mean
+# something: each line gives perftest's figure, nd perf's, and nd perf's
+# over perftest's.
+#
+#   sudo interop/verbs_perf.sh        (prints the table, writes bench/verbs-results.txt)
+#
+# It builds nd with the verbs tag on the host (cgo: needs libibverbs-dev
+# and librdmacm-dev) and runs, per device, send/write/read _bw at 64 KiB and
+# send/write/read _lat at 8 B: perftest first (-R, rdma_cm), then nd perf,
+# each server and client a process of its own.
+#
+# Environment: BW_ITERS (default 2000), LAT_ITERS (default 1000), BW_SIZE
+# (65536), LAT_SIZE (8), ND_VM_SH (the VM harness), ND_VM_TIMEOUT (900),
+# OUT (default bench/verbs-results.txt).
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+vmsh=${ND_VM_SH:-$here/../../shared/interop/vm.sh}
+out=${OUT:-$repo/bench/verbs-results.txt}
+[[ -x $vmsh ]] || { echo "no VM harness at $vmsh (set ND_VM_SH)" >&2; exit 1; }
+[[ $(id -u) == 0 ]] || { echo "vm.sh needs root" >&2; exit 1; }
+
+tmp=$(mktemp -d /tmp/nd-verbs-perf.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+echo "building nd with -tags verbs" >&2
+(cd "$repo" && CGO_ENABLED=1 go build -tags verbs -o "$tmp/nd" ./cmd/nd) ||
+	{ echo "go build -tags verbs failed (apt-get install libibverbs-dev librdmacm-dev)" >&2; exit 1; }
+
+cat >"$tmp/guest.sh" <<GUEST
+#!/bin/bash
+BW_ITERS=${BW_ITERS:-2000} LAT_ITERS=${LAT_ITERS:-1000} BW_SIZE=${BW_SIZE:-65536} LAT_SIZE=${LAT_SIZE:-8}
+GUEST
+cat >>"$tmp/guest.sh" <<'GUEST'
+cd /tmp
+ulimit -l unlimited
+ND=/inject/nd
+port=18500
+# pair SERVER CLIENT: runs the server in the background and the client in
+# the foreground, both bounded; prints the client's output.
+pair() {
+	timeout 120 bash -c "$1" >/tmp/srv.log 2>&1 &
+	local pid=$!
+	sleep 1
+	timeout 120 bash -c "$2" 2>/tmp/cli.err || { echo "FAILED: $2" >&2; cat /tmp/cli.err /tmp/srv.log >&2; }
+	wait $pid 2>/dev/null
+}
+# figure FIELD: the FIELD of the last result row (a line starting with the size).
+figure() { awk -v f="$1" '$1 ~ /^[0-9]+$/ && NF >= 5 {v=$f} END {print (v == "" ? "nan" : v)}'; }
+for dev in siw0:192.0.2.1 rxe0:192.0.2.2; do
+	name=${dev%%:*} addr=${dev#*:}
+	for t in send_bw write_bw read_bw send_lat write_lat read_lat; do
+		if [[ $t == *_bw ]]; then size=$BW_SIZE iters=$BW_ITERS field=4; else size=$LAT_SIZE iters=$LAT_ITERS field=5; fi
+		port=$((port + 1))
+		pf=$(pair "ib_$t -d $name -R -F -s $size -n $iters -p $port" \
+			"ib_$t -d $name -R -F -s $size -n $iters -p $port $addr" | figure $field)
+		port=$((port + 1))
+		nd=$(pair "$ND perf $t --server -provider verbs -bind $addr -p $port" \
+			"$ND perf $t -provider verbs -s $size -n $iters $addr:$port" | figure $field)
+		echo "RESULT $name $t $size $pf $nd"
+	done
+done
+GUEST
+
+echo "booting the VM" >&2
+"$vmsh" -t "${ND_VM_TIMEOUT:-900}" -i "$tmp/nd" -s "$tmp/guest.sh" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+grep -E '^FAILED' "$tmp/out" "$tmp/err" >&2
+{
+	echo "nd perf over provider/verbs beside perftest (ib_*, -R) on the same device, one VM run (interop/verbs_perf.sh)"
+	echo "the VM emulates its CPU (qemu TCG, 2 vCPUs): compare the ratio, not the figures"
+	echo "bandwidth: BW average, MB/s (2^20), higher is better; latency: t_typical, us, lower is better"
+	echo "ratio: nd perf over perftest"
+	echo
+	printf '%-6s %-10s %8s %12s %12s %8s\n' device test bytes perftest "nd perf" ratio
+	awk '/^RESULT /{r = ($6 + 0 > 0 && $5 + 0 > 0) ? sprintf("%.2f", $6 / $5) : "nan";
+		printf "%-6s %-10s %8s %12s %12s %8s\n", $2, $3, $4, $5, $6, r}' "$tmp/out"
+} >"$tmp/table"
+cat "$tmp/table"
+if ((rc != 0)) || ! grep -q '^RESULT ' "$tmp/out"; then
+	echo "vm.sh exited $rc; its diagnostics:" >&2
+	tail -n 20 "$tmp/err" >&2
+	exit 1
+fi
+cp "$tmp/table" "$out"
