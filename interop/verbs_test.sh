@@ -8,7 +8,8 @@
 # libibverbs-dev and librdmacm-dev), boots the VM once and runs in it:
 #
 #   1. TestConformance/<device>/...: the whole ndtest suite over siw0 and
-#      over rxe0;
+#      over rxe0, and TestDataPath/<device>/...: zero allocations per
+#      operation and the bytes moved;
 #   2. TestMixed/siw0/{verbs-active,tcp-active}/... (one process per role):
 #      ndtest's Connection,
 #      Send, Receive, Read, Write and Memory cases between provider/verbs on
@@ -26,6 +27,7 @@
 #                  test process each (instead of the runs above)
 #   VERBS_NO_SKIPS=1  run the device-limited cases too
 #   ND_TCP_LOG=1   provider/tcp in TestMixed logs its Terminates to stderr
+#   ND_ALLOC_TRACE=1  TestDataPath logs the test process's top allocation sites
 #   ND_OUT         also copy the VM's raw output (go test -v) to this file
 set -uo pipefail
 
@@ -60,7 +62,7 @@ else
 		fail_all "go test -c -tags verbs failed (apt-get install libibverbs-dev librdmacm-dev)"
 fi
 
-runs=("TestConformance" "TestMixed/.*/verbs-active/(Connection|Send|Receive|Read|Write|Memory)/" "TestMixed/.*/tcp-active/(Connection|Send|Receive|Read|Write|Memory)/")
+runs=("TestConformance|TestDataPath" "TestMixed/.*/verbs-active/(Connection|Send|Receive|Read|Write|Memory)/" "TestMixed/.*/tcp-active/(Connection|Send|Receive|Read|Write|Memory)/")
 # shellcheck disable=SC2206 # ND_CASES is a list of patterns without blanks
 [[ -n ${ND_CASES:-} ]] && runs=($ND_CASES)
 {
@@ -70,6 +72,7 @@ runs=("TestConformance" "TestMixed/.*/verbs-active/(Connection|Send|Receive|Read
 	echo ')'
 	[[ -n ${VERBS_NO_SKIPS:-} ]] && echo 'export VERBS_NO_SKIPS=1'
 	[[ -n ${ND_TCP_LOG:-} ]] && echo 'export ND_TCP_LOG=1'
+	[[ -n ${ND_ALLOC_TRACE:-} ]] && echo 'export ND_ALLOC_TRACE=1'
 	cat <<'GUEST'
 cd /tmp
 ulimit -l unlimited

@@ -91,8 +91,9 @@ func (q *cq) eventLoop() {
 	if err != nil {
 		return
 	}
+	wait := func(uintptr) bool { return getCQEvent(q.ch) } // made once: a wake-up allocates nothing
 	for {
-		err := rc.Read(func(uintptr) bool { return getCQEvent(q.ch) })
+		err := rc.Read(wait)
 		if err != nil {
 			return
 		}
@@ -299,12 +300,14 @@ func (q *cq) Notify(ctx context.Context, typ nd.NotifyType) error {
 		q.mu.Unlock()
 		return nil
 	}
-	w := &waiter{typ: typ, ch: make(chan error, 1)}
+	w := waiterPool.Get().(*waiter)
+	w.typ = typ
 	q.waiters = append(q.waiters, w)
 	q.rearm()
 	q.mu.Unlock()
 	select {
 	case err := <-w.ch:
+		waiterPool.Put(w)
 		return err
 	case <-ctx.Done():
 	}
@@ -313,11 +316,18 @@ func (q *cq) Notify(ctx context.Context, typ nd.NotifyType) error {
 	for i, x := range q.waiters {
 		if x == w {
 			q.waiters = append(q.waiters[:i], q.waiters[i+1:]...)
+			waiterPool.Put(w) // never fired: its channel is empty
 			return canceled("Notify", ctx)
 		}
 	}
-	return <-w.ch // fired meanwhile
+	err := <-w.ch // fired meanwhile
+	waiterPool.Put(w)
+	return err
 }
+
+// waiterPool keeps waiters (each with its channel of capacity 1, empty when
+// pooled), so that a Notify that waits allocates nothing.
+var waiterPool = sync.Pool{New: func() any { return &waiter{ch: make(chan error, 1)} }}
 
 // Resize implements nd.CompletionQueue (in software: the device queue is
 // sized for the queue pairs, not for ND's entries).

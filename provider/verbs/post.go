@@ -35,9 +35,10 @@ const (
 type sendArea struct {
 	wrs    *C.struct_ibv_send_wr
 	sges   *C.struct_ibv_sge
-	cap    int // work requests
-	maxSGE int // entries per request
-	n      int // work requests filled and not yet posted
+	cap    int   // work requests
+	maxSGE int   // entries per request
+	n      int   // work requests filled and not yet posted
+	bad    C.int // the failed request's index; a field, so that posting allocates nothing
 }
 
 func newSendArea(capWR, maxSGE int) *sendArea {
@@ -103,9 +104,8 @@ func (s *sendArea) post(qp cQP) (int, error) {
 	}
 	n := s.n
 	s.n = 0
-	var bad C.int
-	if rc := C.nd_post_send(qp, s.wrs, &bad); rc != 0 {
-		return int(bad), syscall.Errno(rc)
+	if rc := C.nd_post_send(qp, s.wrs, &s.bad); rc != 0 {
+		return int(s.bad), syscall.Errno(rc)
 	}
 	return n, nil
 }
@@ -117,6 +117,7 @@ type recvArea struct {
 	cap    int
 	maxSGE int
 	n      int
+	bad    C.int // as sendArea's
 }
 
 func newRecvArea(capWR, maxSGE int) *recvArea {
@@ -169,9 +170,8 @@ func (r *recvArea) post(qp cQP) (int, error) {
 	}
 	n := r.n
 	r.n = 0
-	var bad C.int
-	if rc := C.nd_post_recv(qp, r.wrs, &bad); rc != 0 {
-		return int(bad), syscall.Errno(rc)
+	if rc := C.nd_post_recv(qp, r.wrs, &r.bad); rc != 0 {
+		return int(r.bad), syscall.Errno(rc)
 	}
 	return n, nil
 }
