@@ -34,7 +34,7 @@ func newReaper(ctx context.Context, cq nd.CompletionQueue, blocking bool, batch 
 // in the same process gets to run even with GOMAXPROCS=1, and checks the
 // context every checkEvery empty polls.
 const (
-	yieldEvery = 64
+	yieldEvery = 4
 	checkEvery = 4096
 )
 

@@ -31,6 +31,11 @@ type CQ struct {
 	waiters                            []*notifyWaiter
 
 	endpoints []*Endpoint // to terminate on overrun
+
+	// emptyPolls counts the GetResults calls that found nothing: a
+	// transport's receiver keeps polling its connection while it grows
+	// (the application is polling too), see Endpoint.PollActivity.
+	emptyPolls atomic.Uint64
 }
 
 // completion is one queued Result and the outstanding-request count of the
@@ -120,6 +125,9 @@ func (q *CQ) GetResults(results []*nd.Result) int {
 		q.pendingAny, q.pendingSolicited = false, false
 	}
 	q.mu.Unlock()
+	if n == 0 {
+		q.emptyPolls.Add(1)
+	}
 	return n
 }
 

@@ -112,10 +112,17 @@ type sentEntry struct {
 const rxBufferSize = 4 << 10
 
 func newLink(t *transport, c *net.TCPConn, active bool) *link {
+	sr := newSpinReader(c, t.p.cfg.Spin)
 	l := &link{
 		t: t, conn: c, active: active,
-		br:   bufio.NewReaderSize(newSpinReader(c, t.p.cfg.Spin), rxBufferSize),
+		br:   bufio.NewReaderSize(sr, rxBufferSize),
 		wake: make(chan struct{}, 1),
+	}
+	sr.activity = func() uint64 {
+		if ep := l.ep.Load(); ep != nil {
+			return ep.PollActivity()
+		}
+		return 0
 	}
 	l.local = netip.AddrPortFrom(addrOf(c.LocalAddr()), portOf(c.LocalAddr()))
 	l.remote = netip.AddrPortFrom(addrOf(c.RemoteAddr()), portOf(c.RemoteAddr()))

@@ -61,8 +61,12 @@ type Config struct {
 	ResponseTimeout time.Duration
 	// Spin is how long the reader polls the socket for more data before it
 	// parks in the runtime's network poller: a peer that answers within it
-	// is seen without a goroutine wake-up. 0 turns polling off (for hosts
-	// where a spinning goroutine would steal a busy core).
+	// is seen without a goroutine wake-up, which costs tens of
+	// microseconds. The reader yields the processor between polls, and
+	// keeps polling for as long as the application polls the endpoint's
+	// completion queues (GetResults finding nothing); it parks Spin after
+	// both went quiet. 0 turns polling off (for hosts where a spinning
+	// thread would steal a busy core).
 	Spin time.Duration
 	// Addresses, when not empty, are the addresses the provider serves
 	// instead of every interface address of the host (each must be local).
@@ -83,7 +87,7 @@ func DefaultConfig() Config {
 		KeepAliveInterval: time.Second,
 		KeepAliveCount:    5,
 		ResponseTimeout:   30 * time.Second,
-		Spin:              0, // off: on a host with few cores a polling reader steals the core its peer needs
+		Spin:              50 * time.Microsecond,
 	}
 }
 

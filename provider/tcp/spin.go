@@ -2,6 +2,7 @@ package tcp
 
 import (
 	"net"
+	"runtime"
 	"syscall"
 	"time"
 )
@@ -16,6 +17,10 @@ type spinReader struct {
 	c    *net.TCPConn
 	raw  syscall.RawConn
 	spin time.Duration
+	// activity, when not nil, grows while the application polls its
+	// completion queues: the reader keeps polling the socket as long as
+	// it grows, and parks only once it stops (Endpoint.PollActivity).
+	activity func() uint64
 
 	// One non-blocking read's buffer and outcome; readFn is built once so
 	// that a read allocates nothing.
@@ -56,6 +61,7 @@ func (r *spinReader) Read(p []byte) (int, error) {
 		return r.c.Read(p)
 	}
 	var deadline time.Time
+	var seen uint64
 	for i := 0; ; i++ {
 		r.buf = p
 		err := r.raw.Read(r.readFn)
@@ -71,8 +77,18 @@ func (r *spinReader) Read(p []byte) (int, error) {
 			// report it the usual way.
 			return r.c.Read(p)
 		}
+		// Yield between polls: with one processor (a process pinned to
+		// a core) the goroutine that polls the completion queue, and
+		// the writer, must get to run while the reader waits.
+		runtime.Gosched()
 		if i&15 == 15 {
 			now := time.Now()
+			if r.activity != nil {
+				if a := r.activity(); a != seen {
+					seen, deadline = a, now.Add(r.spin)
+					continue
+				}
+			}
 			if deadline.IsZero() {
 				deadline = now.Add(r.spin)
 			} else if now.After(deadline) {
