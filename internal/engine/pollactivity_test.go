@@ -11,8 +11,10 @@ import (
 // noTransport is a Transport for tests that never connect.
 type noTransport struct{}
 
-func (noTransport) Listen(*Listener, netip.Addr, int, uint16) (uint16, error) { return 0, nd.ErrNotSupported }
-func (noTransport) Unlisten(*Listener)                                        {}
+func (noTransport) Listen(*Listener, netip.Addr, int, uint16) (uint16, error) {
+	return 0, nd.ErrNotSupported
+}
+func (noTransport) Unlisten(*Listener) {}
 func (noTransport) Dial(context.Context, *DialRequest, LinkEvents) (Link, error) {
 	return nil, nd.ErrConnectionRefused
 }
