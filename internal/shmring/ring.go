@@ -189,6 +189,23 @@ func (p *Producer) span(n int) (total, pad uint64) {
 	return total, pad
 }
 
+// Reserved returns the producer's position: the bytes ever reserved, up to
+// the end of the last record reserved.
+func (p *Producer) Reserved() uint64 { return p.pos }
+
+// Consumed reads the consumer's head (the bytes it ever consumed and
+// published) and validates it; ErrCorrupt if it moved back or past what
+// was published.
+func (p *Producer) Consumed() (uint64, error) {
+	h := load64(p.r.head)
+	if h < p.headSeen || h > p.published {
+		return 0, ErrCorrupt
+	}
+	p.headSeen = h
+	raceAcquire()
+	return h, nil
+}
+
 // Fits reports whether a record with an n-byte payload can be reserved now.
 func (p *Producer) Fits(n int) (bool, error) {
 	if n < 0 || n > p.MaxPayload() {
@@ -396,6 +413,18 @@ func (c *Consumer) Publish() {
 	if load32(c.r.wantRoom) != 0 && c.bell != nil {
 		c.bell.Ring()
 	}
+}
+
+// Abandon gives up every record published so far without handing them
+// out: the head moves to the tail, so the producer sees (Consumed) that
+// this consumer will never look at them. A consumer that stops for good
+// calls it last. It does nothing on a corrupt ring.
+func (c *Consumer) Abandon() {
+	if c.err != nil || c.refresh() != nil {
+		return
+	}
+	c.pos = c.tailSeen
+	c.Publish()
 }
 
 // Wait publishes what was consumed and waits until a record is published:

@@ -251,3 +251,50 @@ func TestHostileIndices(t *testing.T) {
 		}
 	}
 }
+
+// TestConsumedAndAbandon: Consumed follows what the consumer published
+// (and only that: a record taken but not published is not consumed),
+// Abandon gives up every published record at once, and a head moved
+// backwards or past the tail is ErrCorrupt.
+func TestConsumedAndAbandon(t *testing.T) {
+	mem := newMem(MinDataSize)
+	p, _ := NewProducer(mem, nil)
+	c, _ := NewConsumer(mem, nil)
+	var ends []uint64
+	for i := range 3 {
+		if b, err := p.Reserve(1, 0, 100); b == nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+		ends = append(ends, p.Reserved())
+	}
+	p.Publish()
+	if h, err := p.Consumed(); h != 0 || err != nil {
+		t.Fatalf("Consumed = %d, %v before the consumer looked", h, err)
+	}
+	if _, ok, _ := c.Next(); !ok {
+		t.Fatal("no record")
+	}
+	if h, _ := p.Consumed(); h != 0 {
+		t.Fatalf("Consumed = %d before the consumer published", h)
+	}
+	c.Publish()
+	if h, _ := p.Consumed(); h != ends[0] {
+		t.Fatalf("Consumed = %d, want %d (the end of the first record)", h, ends[0])
+	}
+	c.Abandon()
+	if h, _ := p.Consumed(); h != ends[2] {
+		t.Fatalf("Consumed = %d after Abandon, want %d (everything published)", h, ends[2])
+	}
+	if _, ok, err := c.Next(); ok || err != nil {
+		t.Fatalf("a record after Abandon: ok=%v err=%v", ok, err)
+	}
+	store64(word64(mem, offHead), 8) // backwards
+	if _, err := p.Consumed(); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("a head moved back: %v, want ErrCorrupt", err)
+	}
+	p2, _ := NewProducer(mem, nil)
+	store64(word64(mem, offHead), ends[2]+8) // past the tail
+	if _, err := p2.Consumed(); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("a head past the tail: %v, want ErrCorrupt", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"strconv"
 	"testing"
 	"time"
 
@@ -17,8 +18,10 @@ import (
 // one adapter of the provider through ndtest/remote over its stdin and
 // stdout; the parent drives the suite through remote.Split.
 const (
-	envChild    = "GODIRECT_SHM_CHILD"      // the namespace: run as the child
-	envChildRng = "GODIRECT_SHM_CHILD_RING" // "1": OneSidedRing
+	envChild      = "GODIRECT_SHM_CHILD"                // the namespace: run as the child
+	envChildRng   = "GODIRECT_SHM_CHILD_RING"           // "1": OneSidedRing
+	envChildSendT = "GODIRECT_SHM_CHILD_SEND_THRESHOLD" // Config.SendThreshold
+	envChildNoPVM = "GODIRECT_SHM_CHILD_NO_PVM"         // "1": every probe of the peer fails
 )
 
 var (
@@ -48,6 +51,17 @@ func serveChild(ns string) int {
 	if os.Getenv(envChildRng) == "1" {
 		cfg.OneSided = shm.OneSidedRing
 	}
+	if v := os.Getenv(envChildSendT); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			return 1
+		}
+		cfg.SendThreshold = n
+	}
+	if os.Getenv(envChildNoPVM) == "1" {
+		shm.SetProbeOff(true)
+	}
 	if err := remote.Serve(stdio{os.Stdin, os.Stdout}, shm.New(cfg)); err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 1
@@ -70,19 +84,27 @@ func (p pipes) Close() error {
 type child struct {
 	cmd    *exec.Cmd
 	client *remote.Client
+	local  *shm.Provider // parentAddr's
 	p      *remote.SplitProvider
 	exited chan struct{}
 }
 
 // startChild starts the child in namespace ns and returns the split
-// provider: parentAddr is served here, childAddr by the child. The child
-// ends with the test.
-func startChild(t testing.TB, ns string, cfg shm.Config) *child {
+// provider: parentAddr is served here, childAddr by the child, both with
+// cfg (its OneSided and SendThreshold). noPVM makes the child's probes of
+// its peers fail. The child ends with the test.
+func startChild(t testing.TB, ns string, cfg shm.Config, noPVM ...bool) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envChild+"="+ns)
 	if cfg.OneSided == shm.OneSidedRing {
 		cmd.Env = append(cmd.Env, envChildRng+"=1")
+	}
+	if cfg.SendThreshold != 0 {
+		cmd.Env = append(cmd.Env, envChildSendT+"="+strconv.Itoa(cfg.SendThreshold))
+	}
+	if len(noPVM) > 0 && noPVM[0] {
+		cmd.Env = append(cmd.Env, envChildNoPVM+"=1")
 	}
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
@@ -103,7 +125,8 @@ func startChild(t testing.TB, ns string, cfg shm.Config) *child {
 	}()
 	c.client = remote.NewClient(pipes{out, in})
 	cfg.Namespace, cfg.Addresses = ns, []netip.Addr{parentAddr}
-	c.p = remote.Split(shm.New(cfg), parentAddr, childAddr, c.client)
+	c.local = shm.New(cfg)
+	c.p = remote.Split(c.local, parentAddr, childAddr, c.client)
 	t.Cleanup(func() {
 		c.client.Close()
 		select {
@@ -123,6 +146,34 @@ func startChild(t testing.TB, ns string, cfg shm.Config) *child {
 func TestConformanceTwoProcesses(t *testing.T) {
 	c := startChild(t, "godirect-nd-shm-test-"+t.Name(), shm.Config{})
 	ndtestRun(t, c.p)
+}
+
+// TestConformanceTwoProcessesRendezvous is the two-process suite with
+// every Send that carries a byte sent by rendezvous (SendThreshold 1, both
+// sides): the receiving process pulls the payload from the sender's
+// memory. It checks that both sides did.
+func TestConformanceTwoProcessesRendezvous(t *testing.T) {
+	cfg := shm.Config{SendThreshold: 1}
+	c := startChild(t, "godirect-nd-shm-test-"+t.Name(), cfg)
+	ndtestRun(t, c.p)
+	sent, pulled := shm.RendezvousCounts(c.local)
+	if sent == 0 || pulled == 0 {
+		t.Errorf("this process sent %d Sends by rendezvous and pulled %d, want both > 0", sent, pulled)
+	}
+}
+
+// TestConformanceTwoProcessesNoPVM is the two-process suite where neither
+// process may read the other's memory (both probes fail): Sends of any
+// size and Reads and Writes go through the rings.
+func TestConformanceTwoProcessesNoPVM(t *testing.T) {
+	shm.SetProbeOff(true)
+	t.Cleanup(func() { shm.SetProbeOff(false) })
+	cfg := shm.Config{SendThreshold: 1}
+	c := startChild(t, "godirect-nd-shm-test-"+t.Name(), cfg, true)
+	ndtestRun(t, c.p)
+	if sent, pulled := shm.RendezvousCounts(c.local); sent != 0 || pulled != 0 {
+		t.Errorf("this process sent %d Sends by rendezvous and pulled %d without the probe, want 0", sent, pulled)
+	}
 }
 
 // TestConformanceTwoProcessesRing is the two-process suite with Reads and

@@ -22,6 +22,17 @@ func testProvider(t testing.TB, cfg shm.Config) *shm.Provider {
 // would be.
 func TestConformance(t *testing.T) { ndtest.Run(t, testProvider(t, shm.Config{})) }
 
+// TestConformanceRendezvous is the suite with every Send that carries a
+// byte sent by rendezvous (SendThreshold 1).
+func TestConformanceRendezvous(t *testing.T) {
+	p := testProvider(t, shm.Config{SendThreshold: 1})
+	ndtest.Run(t, p)
+	// Some are refused before the pull (no Receive, one too small).
+	if sent, pulled := shm.RendezvousCounts(p); pulled == 0 || pulled > sent {
+		t.Errorf("%d Sends went by rendezvous and %d were pulled, want 0 < pulled <= sent", sent, pulled)
+	}
+}
+
 // TestConformanceRing is the suite with Reads and Writes through the rings.
 func TestConformanceRing(t *testing.T) {
 	ndtest.Run(t, testProvider(t, shm.Config{OneSided: shm.OneSidedRing}))

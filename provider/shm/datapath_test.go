@@ -9,7 +9,8 @@ import (
 )
 
 // TestDataPathAllocatesNothing: posting and reaping a Send/Receive pair, a
-// Read and a Write allocate nothing, through the rings and process_vm_*.
+// Read and a Write allocate nothing, through the rings and process_vm_*,
+// and with every Send by rendezvous.
 func TestDataPathAllocatesNothing(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates on its own")
@@ -19,13 +20,33 @@ func TestDataPathAllocatesNothing(t *testing.T) {
 			ndtest.CheckAllocs(t, testProvider(t, shm.Config{OneSided: mode}))
 		})
 	}
+	t.Run("rendezvous", func(t *testing.T) {
+		p := testProvider(t, shm.Config{SendThreshold: 1})
+		ndtest.CheckAllocs(t, p)
+		if _, pulled := shm.RendezvousCounts(p); pulled == 0 {
+			t.Error("no Send went by rendezvous")
+		}
+	})
+	t.Run("rendezvous-split", func(t *testing.T) {
+		// 1 MiB Sends: pulled by the reader and the pull helper.
+		p := testProvider(t, shm.Config{})
+		d := ndtest.NewDataPath(t, p, 1<<20)
+		op := func() { d.SendReceive(t) }
+		op()
+		if n := testing.AllocsPerRun(100, op); n != 0 {
+			t.Errorf("%v allocations per 1 MiB Send/Receive, want 0", n)
+		}
+		if _, pulled := shm.RendezvousCounts(p); pulled < 100 {
+			t.Errorf("%d Sends pulled, want them all", pulled)
+		}
+	})
 }
 
 // TestDataPathBytes checks the bytes the data-path operations move, so that
 // the benchmarks measure transfers that really happen.
 func TestDataPathBytes(t *testing.T) {
 	for _, mode := range []shm.OneSided{shm.OneSidedAuto, shm.OneSidedRing} {
-		for _, size := range []int{4096, 3 << 20} {
+		for _, size := range []int{4096, 3 << 20} { // 3 MiB Sends by rendezvous
 			t.Run(fmt.Sprint(mode, "/", size), func(t *testing.T) {
 				ndtest.CheckBytes(t, testProvider(t, shm.Config{OneSided: mode}), size)
 			})

@@ -22,6 +22,7 @@ type captureLinks struct {
 	active   *link
 	passive  *link
 	stopped  atomic.Bool
+	parked   atomic.Bool // a stopped reader waits at the hook
 	release  chan struct{}
 	released sync.Once
 }
@@ -40,6 +41,7 @@ func hookLinks(t *testing.T, p *Provider) *captureLinks {
 		}
 		c.mu.Unlock()
 		if !l.active && c.stopped.Load() {
+			c.parked.Store(true)
 			<-c.release
 		}
 	}

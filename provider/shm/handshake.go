@@ -14,14 +14,17 @@ import (
 //	request  (active):  'R' magic[7] protocol i32 ird i32 ord i32 ringSize u32
 //	                    probeAddr u64 probe[16] pdLen u16 pd
 //	                    + SCM_RIGHTS: memfd, then the four eventfds
-//	accept   (passive): 'A' ird i32 ord i32 pvm u8 probeAddr u64 probe[16] pdLen u16 pd
+//	accept   (passive): 'A' ird i32 ord i32 caps u8 probeAddr u64 probe[16] pdLen u16 pd
 //	reject   (either):  'J' pdLen u16 pd
-//	ready    (active):  'Y' pvm u8
+//	ready    (active):  'Y' caps u8
 //	segment  (either):  'M' id u32 size u64 + SCM_RIGHTS: a memfd (wtable.go)
 //
-// pvm is 1 when the sender could read the receiver's probe with
-// process_vm_readv: the receiver may then name its own buffers by address
-// in Read and Write requests.
+// caps says what the sender of the message can do with the receiver's
+// memory, as its probe found (process_vm_readv of the receiver's probe
+// bytes worked): capRDMA, the receiver may name its own buffers by address
+// in Read and Write requests (the sender's OneSided is OneSidedAuto);
+// capSend, the receiver may send large Sends by rendezvous (the sender's
+// SendThreshold is not negative). Other bits are 0.
 const (
 	msgRequest = 'R'
 	msgAccept  = 'A'
@@ -30,7 +33,13 @@ const (
 	msgSegment = 'M'
 )
 
-var magic = [7]byte{'g', 'd', 's', 'h', 'm', '0', '2'}
+// The capability bits of accept and ready.
+const (
+	capRDMA = 1
+	capSend = 2
+)
+
+var magic = [7]byte{'g', 'd', 's', 'h', 'm', '0', '3'}
 
 // The eventfds, in the order the request passes them.
 const (
@@ -93,7 +102,7 @@ func parseRequest(b []byte) (*request, error) {
 
 type reply struct {
 	ird, ord  int
-	pvm       bool
+	caps      byte
 	probeAddr uint64
 	probe     [16]byte
 	pd        []byte
@@ -103,7 +112,7 @@ func (r *reply) append(b []byte) []byte {
 	b = append(b, msgAccept)
 	b = binary.LittleEndian.AppendUint32(b, uint32(int32(r.ird)))
 	b = binary.LittleEndian.AppendUint32(b, uint32(int32(r.ord)))
-	b = append(b, boolByte(r.pvm))
+	b = append(b, r.caps)
 	b = binary.LittleEndian.AppendUint64(b, r.probeAddr)
 	b = append(b, r.probe[:]...)
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(r.pd)))
@@ -118,7 +127,7 @@ func parseReply(b []byte) (*reply, error) {
 	p := b[1:]
 	r.ird = readLimit(binary.LittleEndian.Uint32(p))
 	r.ord = readLimit(binary.LittleEndian.Uint32(p[4:]))
-	r.pvm = p[8] == 1
+	r.caps = p[8]
 	r.probeAddr = binary.LittleEndian.Uint64(p[9:])
 	copy(r.probe[:], p[17:33])
 	n := int(binary.LittleEndian.Uint16(p[33:]))
@@ -145,13 +154,6 @@ func parseReject(b []byte) ([]byte, error) {
 		return nil, errMessage
 	}
 	return append([]byte(nil), b[3:]...), nil
-}
-
-func boolByte(v bool) byte {
-	if v {
-		return 1
-	}
-	return 0
 }
 
 // readMessage reads one setup message and the descriptors passed with it

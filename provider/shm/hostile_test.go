@@ -1,11 +1,15 @@
 package shm
 
 import (
+	"bytes"
 	"context"
 	"math/rand/v2"
 	"net"
 	"net/netip"
+	"os"
 	"runtime"
+	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +17,7 @@ import (
 
 	"github.com/godirect/nd"
 	"github.com/godirect/nd/internal/shmring"
+	"github.com/godirect/nd/ndtest"
 )
 
 // fakePeer is a hand-made active side: it speaks the setup protocol, then
@@ -35,6 +40,16 @@ func (f *fakePeer) close() {
 // setup (request, the passive Accept's reply, ready).
 func dialFake(t *testing.T, p *Provider, addr netip.Addr, port uint16) *fakePeer {
 	t.Helper()
+	f, _ := dialFakeProbe(t, p, addr, port, false)
+	return f
+}
+
+// dialFakeProbe is dialFake; withProbe, the request names this process's
+// real probe bytes, so that the passive side's probe of the fake (this
+// process) succeeds. It returns the capabilities the passive side
+// announced.
+func dialFakeProbe(t *testing.T, p *Provider, addr netip.Addr, port uint16, withProbe bool) (*fakePeer, byte) {
+	t.Helper()
 	tr := p.t
 	c, err := net.DialUnix("unixpacket", &net.UnixAddr{Name: tr.connName(addr, 50000+uint16(rand.IntN(10000))), Net: "unixpacket"},
 		&net.UnixAddr{Name: tr.listenName(addr, 0, port), Net: "unixpacket"})
@@ -54,6 +69,9 @@ func dialFake(t *testing.T, p *Provider, addr netip.Addr, port uint16) *fakePeer
 		fds = append(fds, f.bells[i].Fd())
 	}
 	req := request{ird: 4, ord: 4, ringSize: p.cfg.RingSize}
+	if withProbe {
+		req.probeAddr, req.probe = probeAddr(), *probe
+	}
 	l := &link{conn: c, t: tr}
 	if err := l.send(req.append(nil), fds); err != nil {
 		t.Fatal(err)
@@ -64,10 +82,14 @@ func dialFake(t *testing.T, p *Provider, addr netip.Addr, port uint16) *fakePeer
 	if err != nil || msg[0] != msgAccept {
 		t.Fatalf("no accept: %v", err)
 	}
+	r, err := parseReply(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := l.send([]byte{msgReady, 0}, nil); err != nil {
 		t.Fatal(err)
 	}
-	return f
+	return f, r.caps
 }
 
 // passiveSide listens, accepts one connection and returns its endpoint
@@ -391,5 +413,443 @@ func fakeTarget(t *testing.T, cons *shmring.Consumer, prod *shmring.Producer) {
 		b, _ := prod.Reserve(recAck, 0, 8)
 		putU64(b, upTo)
 		prod.Publish()
+	}
+}
+
+// TestHostileRendezvous: a fake peer (in this process, so that the passive
+// side's probe of it succeeds and it announces capSend) sends rendezvous
+// records, well-formed, forged and malformed. The passive side must place
+// a good one exactly, answer a forged address or a Send longer than its
+// Receive with a term record (ND_REMOTE_ERROR) and end the connection, end
+// it on any malformed record, never panic, and never write outside the
+// first Receive's buffer (nor into it, unless it pulled real bytes).
+func TestHostileRendezvous(t *testing.T) {
+	src := make([]byte, 16<<10)
+	for i := range src {
+		src[i] = byte(i*5 + 3)
+	}
+	type iov struct{ addr, n uint64 }
+	at := func(off, n int) iov { return iov{addrOf(src[off:]), uint64(n)} }
+	const recvSize = (64 << 10) / 8 // listenPassive's Receives
+	cases := []struct {
+		name  string
+		probe bool   // the fake's probe can be read (the passive side announces capSend)
+		typ   uint16 // a record sent before (0: none)
+		msg   uint64
+		total uint32
+		iovs  []iov
+		raw   []byte    // the payload instead, if not nil
+		recv  nd.Status // the first Receive's status; Success: the connection stays
+		term  bool      // a term record (ND_REMOTE_ERROR, msg 1) comes back
+		n     int       // bytes placed at the start of the first Receive
+	}{
+		{name: "Valid", probe: true, msg: 1, total: 5000, iovs: []iov{at(0, 3000), at(8000, 2000)}, recv: nd.Success, n: 5000},
+		{name: "ExactFit", probe: true, msg: 1, total: recvSize, iovs: []iov{at(100, recvSize)}, recv: nd.Success, n: recvSize},
+		{name: "ForgedAddress", probe: true, msg: 1, total: 4096, iovs: []iov{{0x1000, 4096}}, recv: nd.ErrCanceled, term: true},
+		{name: "PartlyForged", probe: true, msg: 1, total: 8192, iovs: []iov{at(0, 4096), {1 << 46, 4096}}, recv: nd.ErrCanceled, term: true, n: -1},
+		{name: "LongerThanReceive", probe: true, msg: 1, total: recvSize + 1, iovs: []iov{at(0, recvSize+1)}, recv: nd.ErrBufferOverflow, term: true},
+		{name: "Truncated", probe: true, raw: []byte{1, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0, 0}, recv: nd.ErrCanceled},
+		{name: "RaggedList", probe: true, msg: 1, total: 16, iovs: []iov{at(0, 16)}, raw: []byte{8}, recv: nd.ErrCanceled},
+		{name: "LengthsDisagree", probe: true, msg: 1, total: 4096, iovs: []iov{at(0, 4000)}, recv: nd.ErrCanceled},
+		{name: "ZeroTotal", probe: true, msg: 1, total: 0, recv: nd.ErrCanceled},
+		{name: "TooManyEntries", probe: true, msg: 1, total: maxIovs + 1, iovs: func() []iov {
+			v := make([]iov, maxIovs+1)
+			for i := range v {
+				v[i] = at(i, 1)
+			}
+			return v
+		}(), recv: nd.ErrCanceled},
+		{name: "WrappingEntry", probe: true, msg: 1, total: 200, iovs: []iov{{1<<64 - 100, 200}}, recv: nd.ErrCanceled},
+		{name: "HugeEntry", probe: true, msg: 1, total: 1<<31 + 1, iovs: []iov{at(0, 1<<31+1)}, recv: nd.ErrCanceled},
+		{name: "WrongMessage", probe: true, msg: 2, total: 16, iovs: []iov{at(0, 16)}, recv: nd.ErrCanceled},
+		{name: "InsideRingSend", probe: true, typ: recSend, msg: 2, total: 16, iovs: []iov{at(0, 16)}, recv: nd.ErrCanceled},
+		{name: "NotAnnounced", probe: false, msg: 1, total: 16, iovs: []iov{at(0, 16)}, recv: nd.ErrCanceled},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.probe && selfProbe() != nil {
+				t.Skip("process_vm_readv is not allowed here:", selfProbe())
+			}
+			p := New(Config{Namespace: "godirect-nd-shm-test-hostile-" + t.Name(), RingSize: 64 << 10})
+			s, ln, accepted := listenPassive(t, p)
+			f, caps := dialFakeProbe(t, p, netip.MustParseAddr("127.0.0.1"), ln.(interface{ Port() uint16 }).Port(), c.probe)
+			defer f.close()
+			if err := <-accepted; err != nil {
+				t.Fatalf("Accept: %v", err)
+			}
+			if got := caps&capSend != 0; got != c.probe {
+				t.Fatalf("the passive side announced capSend %v, want %v", got, c.probe)
+			}
+			prod, _ := shmring.NewProducer(f.seg.ring(0), f.bells[bellA2PData])
+			cons, _ := shmring.NewConsumer(f.seg.ring(1), f.bells[bellP2ARoom])
+			if c.typ == recSend { // the first fragment of a ring Send
+				b, _ := prod.Reserve(recSend, 0, sendHeader+100)
+				putU64(b, 1)
+				putU32(b[8:], 4000)
+				for i := range b[sendHeader:] {
+					b[sendHeader+i] = 0x77
+				}
+			}
+			payload := c.raw
+			if payload == nil || c.iovs != nil {
+				payload = appendU32(appendU32(appendU64(nil, c.msg), c.total), 0)
+				for _, v := range c.iovs {
+					payload = appendU64(appendU64(payload, v.addr), v.n)
+				}
+				payload = append(payload, c.raw...)
+			}
+			b, err := prod.Reserve(recSendRV, 0, len(payload))
+			if b == nil {
+				t.Fatalf("Reserve: %v", err)
+			}
+			copy(b, payload)
+			prod.Publish()
+
+			var out [8]*nd.Result
+			first := Wait1(t, s.cq)
+			if first != &s.res[0] || first.Status != c.recv {
+				t.Fatalf("first completion: %p %v, want the first Receive %p with %v", first, first.Status, &s.res[0], c.recv)
+			}
+			if c.recv == nd.Success && first.BytesTransferred != c.n {
+				t.Fatalf("the Receive got %d bytes, want %d", first.BytesTransferred, c.n)
+			}
+			if c.recv == nd.Success {
+				// Acknowledged, and the connection lives on.
+				if !spinUntil(func() bool {
+					rec, ok, err := cons.Next()
+					if err != nil {
+						t.Fatal(err)
+					}
+					return ok && rec.Type == recAck && getU64(rec.Payload) == 1
+				}) {
+					t.Fatal("no ack for the rendezvous Send")
+				}
+			} else {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if err := s.conn.NotifyDisconnect(ctx); err != nil {
+					t.Fatalf("the connection did not end: %v", err)
+				}
+				got := 1
+				deadline := time.Now().Add(10 * time.Second)
+				for got < len(s.res) && time.Now().Before(deadline) {
+					n := s.cq.GetResults(out[:])
+					for _, r := range out[:n] {
+						if r.Status != nd.ErrCanceled {
+							t.Errorf("a later Receive completed with %v, want ND_CANCELED", r.Status)
+						}
+					}
+					got += n
+				}
+				if got != len(s.res) {
+					t.Fatalf("%d of %d Receives completed", got, len(s.res))
+				}
+				termed := false
+				for {
+					rec, ok, err := cons.Next()
+					if err != nil || !ok {
+						break
+					}
+					if rec.Type == recTerm {
+						termed = getU64(rec.Payload) == 1 && nd.Status(getU32(rec.Payload[8:])) == nd.ErrRemoteError
+					}
+				}
+				if termed != c.term {
+					t.Errorf("a term record for message 1 with ND_REMOTE_ERROR came back: %v, want %v", termed, c.term)
+				}
+			}
+			// Nothing outside the first Receive changed; inside it, exactly
+			// the bytes pulled (or, for a partial pull, only the source's).
+			recv := s.arena[guard : guard+recvSize]
+			for i, v := range s.arena {
+				if i >= guard && i < guard+recvSize {
+					continue
+				}
+				if v != 0xA5 {
+					t.Fatalf("byte %d outside the first Receive changed", i)
+				}
+			}
+			want := bytes.Repeat([]byte{0xA5}, recvSize)
+			if c.typ == recSend {
+				copy(want, bytes.Repeat([]byte{0x77}, 100))
+			}
+			switch {
+			case c.n > 0:
+				off := 0
+				for _, v := range c.iovs {
+					copy(want[off:], unsafeBytes(t, src, v.addr, int(v.n)))
+					off += int(v.n)
+				}
+			case c.n < 0: // the valid part may or may not have landed
+				if !bytes.Equal(recv[:4096], src[:4096]) {
+					copy(want, recv[:4096])
+				} else {
+					copy(want, src[:4096])
+				}
+			}
+			if !bytes.Equal(recv, want) {
+				t.Fatal("the first Receive's bytes are not the ones pulled")
+			}
+			s.ep.Close()
+			s.conn.Close()
+		})
+	}
+}
+
+// unsafeBytes returns the n bytes of src at address addr (which lie in it).
+func unsafeBytes(t *testing.T, src []byte, addr uint64, n int) []byte {
+	off := addr - addrOf(src)
+	if off > uint64(len(src)) || uint64(n) > uint64(len(src))-off {
+		t.Fatalf("address %#x is not in the source", addr)
+	}
+	return src[off : off+uint64(n)]
+}
+
+// Wait1 waits for one completion on cq.
+func Wait1(t *testing.T, cq nd.CompletionQueue) *nd.Result {
+	t.Helper()
+	var out [1]*nd.Result
+	if !spinUntil(func() bool { return cq.GetResults(out[:]) == 1 }) {
+		t.Fatal("no completion")
+	}
+	return out[0]
+}
+
+// TestRendezvousSenderUnmapped: the sender's buffer is gone by the time the
+// receiver pulls (memory from AllocateMemory, deregistered and freed while
+// the Send was in flight, the receiver's reader held back meanwhile). The
+// pull fails with EFAULT: the Send completes with ND_REMOTE_ERROR, the
+// Receive with ND_CANCELED, and the connection ends.
+func TestRendezvousSenderUnmapped(t *testing.T) {
+	if selfProbe() != nil {
+		t.Skip("process_vm_readv is not allowed here:", selfProbe())
+	}
+	p := New(Config{Namespace: "godirect-nd-shm-test-" + t.Name()})
+	c := hookLinks(t, p)
+	pr := ndtest.NewPair(t, p, ndtest.PairConfig{})
+	_, ps := c.links(t)
+	const size = 256 << 10
+	mem, err := AllocateMemory(size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mr, err := pr.Active.Adapter.RegisterMemory(t.Context(), mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rbuf := bytes.Repeat([]byte{0xA5}, size)
+	rmr := pr.Passive.Register(t, rbuf)
+	rr, other, sr := new(nd.Result), new(nd.Result), new(nd.Result)
+	for _, r := range []*nd.Result{rr, other} {
+		if err := pr.Passive.Endpoint.Receive(r, []nd.SGE{{Buffer: rbuf, Region: rmr}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Hold the receiver's reader at its hook before it looks at the ring.
+	c.stopped.Store(true)
+	ps.rxData.Ring()
+	if !spinUntil(c.parked.Load) {
+		t.Fatal("the receiver's reader did not stop")
+	}
+	sent0, _ := RendezvousCounts(p)
+	if err := pr.Active.Endpoint.Send(sr, []nd.SGE{{Buffer: mem, Region: mr}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !spinUntil(func() bool { s, _ := RendezvousCounts(p); return s > sent0 }) {
+		t.Fatal("the Send did not go by rendezvous")
+	}
+	if err := pr.Active.Adapter.DeregisterMemory(t.Context(), mr); err != nil {
+		t.Fatal(err)
+	}
+	if err := FreeMemory(mem); err != nil {
+		t.Fatal(err)
+	}
+	c.resume()
+	ndtest.Expect(t, pr.Active.OutCQ, sr, nd.ErrRemoteError, -1)
+	ndtest.Expect(t, pr.Passive.InCQ, rr, nd.ErrCanceled, -1)
+	ndtest.Expect(t, pr.Passive.InCQ, other, nd.ErrCanceled, -1)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := pr.Passive.Connector.NotifyDisconnect(ctx); err != nil {
+		t.Fatalf("the connection did not end: %v", err)
+	}
+	if !bytes.Equal(rbuf, bytes.Repeat([]byte{0xA5}, size)) {
+		t.Fatal("the Receive's buffer changed")
+	}
+}
+
+// TestRendezvousTeardownWaitsForPull: the sender disconnects while a Send
+// by rendezvous is in flight and the receiver's reader has not pulled it
+// yet (held back at its hook). The Send must not complete (handing its
+// buffer back to the application) until the receiver is done with it;
+// the receiver, draining after the hang-up, pulls the original bytes.
+func TestRendezvousTeardownWaitsForPull(t *testing.T) {
+	if selfProbe() != nil {
+		t.Skip("process_vm_readv is not allowed here:", selfProbe())
+	}
+	p := New(Config{Namespace: "godirect-nd-shm-test-" + t.Name()})
+	c := hookLinks(t, p)
+	pr := ndtest.NewPair(t, p, ndtest.PairConfig{})
+	a, ps := c.links(t)
+	var waiting atomic.Bool
+	h := func(l *link) {
+		if l == a {
+			waiting.Store(true)
+		}
+	}
+	testHookUnread.Store(&h)
+	t.Cleanup(func() { testHookUnread.Store(nil) })
+	const size = 200 << 10
+	sbuf := make([]byte, size)
+	for i := range sbuf {
+		sbuf[i] = byte(i*3 + 1)
+	}
+	want := bytes.Clone(sbuf)
+	smr := pr.Active.Register(t, sbuf)
+	rbuf := make([]byte, size)
+	rmr := pr.Passive.Register(t, rbuf)
+	rr, sr := new(nd.Result), new(nd.Result)
+	if err := pr.Passive.Endpoint.Receive(rr, []nd.SGE{{Buffer: rbuf, Region: rmr}}); err != nil {
+		t.Fatal(err)
+	}
+	c.stopped.Store(true)
+	ps.rxData.Ring()
+	if !spinUntil(c.parked.Load) {
+		t.Fatal("the receiver's reader did not stop")
+	}
+	sent0, _ := RendezvousCounts(p)
+	if err := pr.Active.Endpoint.Send(sr, []nd.SGE{{Buffer: sbuf, Region: smr}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := RendezvousCounts(p); s != sent0+1 {
+		t.Fatal("the Send did not go by rendezvous")
+	}
+	if err := pr.Active.Connector.Disconnect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if !spinUntil(waiting.Load) {
+		t.Fatal("the sender's teardown did not wait for the receiver")
+	}
+	ndtest.ExpectEmpty(t, pr.Active.OutCQ)
+	c.resume()
+	got := ndtest.Wait(t, pr.Active.OutCQ)
+	if got != sr || (sr.Status != nd.ErrCanceled && sr.Status != nd.Success) {
+		t.Fatalf("the Send completed %p with %v, want %p with ND_CANCELED or ND_SUCCESS", got, got.Status, sr)
+	}
+	clear(sbuf) // the application owns its buffer again
+	ndtest.Expect(t, pr.Passive.InCQ, rr, nd.Success, size)
+	if !bytes.Equal(rbuf, want) {
+		t.Fatal("the Receive did not get the bytes sent")
+	}
+}
+
+// TestSplitRemote: cutting a buffer list anywhere keeps every byte, in
+// order, in one part or the other.
+func TestSplitRemote(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		n := 1 + rng.IntN(maxIovs)
+		var orig [maxIovs]unix.RemoteIovec
+		total := 0
+		for i := range n {
+			orig[i] = unix.RemoteIovec{Base: uintptr(1000 * (i + 1) << 20), Len: rng.IntN(3) * rng.IntN(50)}
+			total += orig[i].Len
+		}
+		if total == 0 {
+			continue
+		}
+		cut := rng.IntN(total)
+		list := orig
+		var rest [maxIovs]unix.RemoteIovec
+		first, second := splitRemote(list[:n], cut, &rest)
+		sum := func(v []unix.RemoteIovec) int {
+			s := 0
+			for _, e := range v {
+				s += e.Len
+			}
+			return s
+		}
+		if sum(first) != cut || sum(second) != total-cut {
+			t.Fatalf("cut %d of %d: parts of %d and %d bytes", cut, total, sum(first), sum(second))
+		}
+		// The bytes, as (address) in order, are the original's.
+		var got, want []uintptr
+		for _, e := range append(append([]unix.RemoteIovec(nil), first...), second...) {
+			for b := range e.Len {
+				got = append(got, e.Base+uintptr(b))
+			}
+		}
+		for _, e := range orig[:n] {
+			for b := range e.Len {
+				want = append(want, e.Base+uintptr(b))
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("cut %d of %v: the parts %v and %v do not name the same bytes", cut, orig[:n], first, second)
+		}
+	}
+}
+
+// TestPullSplit drives split pulls (against this process's own memory)
+// with a helper that never runs (the reader takes every part back, and
+// the jobs it took back pile up for the helper to drop later), then with
+// the helper running, then after it stopped with the link: every pull
+// places exactly the bytes asked for.
+func TestPullSplit(t *testing.T) {
+	if selfProbe() != nil {
+		t.Skip("process_vm_readv is not allowed here:", selfProbe())
+	}
+	const size = 3 << 19
+	src, dst := make([]byte, size), make([]byte, size+100)
+	fill := bytes.Repeat([]byte{0xEE}, len(dst))
+	for i := range src {
+		src[i] = byte(i*7 + i>>11)
+	}
+	l := &link{pid: os.Getpid(), done: make(chan struct{})}
+	idle := &pullHelper{req: make(chan pullJob, 1), done: make(chan error, 1)}
+	l.r.helper, l.r.share = idle, shareMax
+	rng := rand.New(rand.NewPCG(3, 4))
+	round := func(t *testing.T) {
+		t.Helper()
+		total := splitMin + rng.IntN(size-splitMin)
+		// The peer's side in three pieces, the Receive's in three others.
+		a, b := 1+rng.IntN(total-2), 0
+		b = a + 1 + rng.IntN(total-a-1)
+		var remote [maxIovs]unix.RemoteIovec
+		remote[0] = unix.RemoteIovec{Base: uintptr(addrOf(src)), Len: a}
+		remote[1] = unix.RemoteIovec{Base: uintptr(addrOf(src[a:])), Len: b - a}
+		remote[2] = unix.RemoteIovec{Base: uintptr(addrOf(src[b:])), Len: total - b}
+		copy(l.r.remote[:], remote[:3])
+		// The Receive: dst[:c], dst[c+10:c+60], dst[c+70:], the gaps and
+		// what follows the message left alone.
+		c := rng.IntN(total - 50)
+		sgl := []nd.SGE{{Buffer: dst[:c]}, {Buffer: dst[c+10 : c+60]}, {Buffer: dst[c+70:]}}
+		copy(dst, fill)
+		if err := l.pull(sgl, total, l.r.remote[:3]); err != nil {
+			t.Fatalf("pull of %d bytes: %v", total, err)
+		}
+		want := bytes.Clone(fill)
+		copy(want, src[:c])
+		copy(want[c+10:], src[c:c+50])
+		copy(want[c+70:], src[c+50:total])
+		if !bytes.Equal(dst, want) {
+			t.Fatalf("pull of %d bytes (cuts %d, %d; Receive cut %d, share %d) placed the wrong bytes", total, a, b, c, l.r.share)
+		}
+	}
+	for range 20 {
+		round(t)
+	}
+	if idle.seq != 20 || len(idle.req) != 1 || l.r.share != max(shareMax-20*shareStep, shareMin) {
+		t.Fatalf("%d jobs offered, %d waiting: the reader did not take them back", idle.seq, len(idle.req))
+	}
+	l.wg.Add(1)
+	go l.pullLoop(idle) // the helper starts, with a job taken back waiting
+	for range 30 {
+		round(t)
+	}
+	close(l.done)
+	l.wg.Wait()
+	for range 5 {
+		round(t)
 	}
 }

@@ -18,8 +18,9 @@ import (
 // hang-up, a shared segment with a ring per direction, and three
 // goroutines: the watcher reads the socket, the reader consumes the
 // inbound ring, the writer fills the outbound ring when it is full (requests
-// that fit are written by the caller of Transmit directly). Everything they
-// share is guarded by mu.
+// that fit are written by the caller of Transmit directly); a fourth, the
+// pull helper, copies part of large Sends by rendezvous for the reader
+// (rx.go). Everything they share is guarded by mu.
 type link struct {
 	t      *transport
 	conn   *net.UnixConn
@@ -49,6 +50,11 @@ type link struct {
 	segOps    atomic.Uint64 // of which through a mapped peer segment
 	segMu     sync.RWMutex
 	peerSegs  map[uint32][]byte // the peer's AllocateMemory segments, mapped
+	// The Send rendezvous (rx.go): Sends of at least rvMin bytes (0: none)
+	// go as a descriptor when the peer announced capSend (rvOut); rvIn:
+	// this side announced it, so the peer may.
+	rvMin int
+	rvIn  atomic.Bool
 	// Scratch for the caller of Transmit (one at a time).
 	dIov    [maxIovs]unix.Iovec
 	dRemote [1]unix.RemoteIovec
@@ -69,7 +75,10 @@ type link struct {
 	closing     bool
 	closeStatus nd.Status
 	started     bool
-	pvmOut      bool // the peer reads and writes our buffers by address
+	pvmOut      bool   // the peer reads and writes our buffers by address
+	rvOut       bool   // the peer pulls our large Sends (capSend)
+	rvLastMsg   uint64 // the last Send written as a sendRV record
+	rvLastEnd   uint64 // and where its record ends in the outbound ring
 	jobs        []job
 	jobHead     int
 	unconf      fifo[sent] // requests sent, waiting for the peer's Ack
@@ -105,6 +114,9 @@ func newLink(t *transport, c *net.UnixConn, active bool, seg *segment, bells [nu
 	l := &link{
 		t: t, conn: c, active: active, seg: seg, bells: bells, spin: t.p.cfg.Spin,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), maxResps: -1,
+	}
+	if t.p.cfg.SendThreshold > 0 {
+		l.rvMin = t.p.cfg.SendThreshold
 	}
 	l.cond = sync.NewCond(&l.mu)
 	l.pub.cond = sync.NewCond(&l.pub.mu)
@@ -149,9 +161,7 @@ func (l *link) send(b []byte, fds []int) error {
 // Accept implements engine.Link (passive): the reply carries whether this
 // side can reach the active side's memory.
 func (l *link) Accept(ird, ord int, privateData []byte) error {
-	r := reply{ird: ird, ord: ord, probeAddr: probeAddr(), probe: *probe, pd: privateData}
-	r.pvm = l.t.p.cfg.OneSided == OneSidedAuto && probePeer(l.pid, l.peerProbeAddr, l.peerProbe[:]) == nil
-	l.pvmPeer.Store(r.pvm)
+	r := reply{ird: ird, ord: ord, probeAddr: probeAddr(), probe: *probe, pd: privateData, caps: l.probeCaps()}
 	l.mu.Lock()
 	l.maxResps = ird // the active side's ORD is at most our IRD
 	l.mu.Unlock()
@@ -173,12 +183,33 @@ func (l *link) Reject(privateData []byte) error {
 
 // Ready implements engine.Link (active).
 func (l *link) Ready() error {
-	pvm := l.t.p.cfg.OneSided == OneSidedAuto && probePeer(l.pid, l.peerProbeAddr, l.peerProbe[:]) == nil
-	l.pvmPeer.Store(pvm)
-	if err := l.send([]byte{msgReady, boolByte(pvm)}, nil); err != nil {
+	if err := l.send([]byte{msgReady, l.probeCaps()}, nil); err != nil {
 		return nd.ErrConnectionAborted
 	}
 	return nil
+}
+
+// probeCaps probes the peer's memory, if this side would use it, and
+// returns the capabilities to announce to the peer (capRDMA, capSend). It
+// also records what this side may do: copy against the peer's windows by
+// address (pvmPeer), accept the peer's Sends by rendezvous (rvIn). Both
+// are set before the announcement goes out, so before the peer can rely
+// on them.
+func (l *link) probeCaps() byte {
+	auto := l.t.p.cfg.OneSided == OneSidedAuto
+	if !auto && l.rvMin == 0 || testProbeOff.Load() || probePeer(l.pid, l.peerProbeAddr, l.peerProbe[:]) != nil {
+		return 0
+	}
+	var caps byte
+	if auto {
+		caps |= capRDMA
+	}
+	if l.rvMin > 0 {
+		caps |= capSend
+	}
+	l.pvmPeer.Store(auto)
+	l.rvIn.Store(l.rvMin > 0)
+	return caps
 }
 
 // Attach implements engine.Link: the reader and writer start.
@@ -236,14 +267,16 @@ func (l *link) watch() {
 				return
 			}
 			l.mu.Lock()
-			l.pvmOut = r.pvm && l.t.p.cfg.OneSided == OneSidedAuto
+			l.pvmOut = r.caps&capRDMA != 0 && l.t.p.cfg.OneSided == OneSidedAuto
+			l.rvOut = r.caps&capSend != 0 && l.rvMin > 0
 			l.maxResps = r.ord // the passive side's negotiated ORD
 			l.mu.Unlock()
 			l.peerProbe, l.peerProbeAddr = r.probe, r.probeAddr
 			events.Accepted(r.ird, r.ord, r.pd)
 		case msg[0] == msgReady && !l.active && len(msg) == 2:
 			l.mu.Lock()
-			l.pvmOut = msg[1] == 1 && l.t.p.cfg.OneSided == OneSidedAuto
+			l.pvmOut = msg[1]&capRDMA != 0 && l.t.p.cfg.OneSided == OneSidedAuto
+			l.rvOut = msg[1]&capSend != 0 && l.rvMin > 0
 			l.mu.Unlock()
 			events.Ready()
 		case msg[0] == msgReject:
@@ -356,7 +389,16 @@ func (l *link) cleanup() {
 	if l.closeStatus == nd.ErrIOTimeout {
 		st = nd.ErrIOTimeout
 	}
+	// The peer may still pull Sends it was sent by rendezvous: they stay
+	// ours until it is done with their records.
+	var pulling uint64
+	if len(pending) > 0 && pending[0].msg <= l.rvLastMsg && st != nd.ErrIOTimeout {
+		pulling = l.rvLastEnd
+	}
 	l.mu.Unlock()
+	if pulling != 0 {
+		l.waitUnread(pulling)
+	}
 	if ep := l.ep.Load(); ep != nil {
 		for _, e := range pending {
 			ep.CompleteOutbound(e.wr, e.seq, st)
@@ -372,6 +414,49 @@ func (l *link) cleanup() {
 	l.pub.drain(l.t.p.cfg.ResponseTimeout)
 	l.unmapPeerSegments()
 	l.seg.unmap()
+}
+
+// testHookUnread, if set, is called when cleanup starts waiting for the
+// peer to be done with Sends by rendezvous.
+var testHookUnread atomic.Pointer[func(*link)]
+
+// waitUnread waits, at teardown, until the peer can no longer read the
+// buffers of the Sends this side sent by rendezvous and that were not
+// acknowledged, before cleanup hands them back to the application
+// (ND_CANCELED): until the peer's reader is done with the outbound ring up
+// to end (its head passed it: it handled those records, or gave them up
+// when it stopped, see shmring.Consumer.Abandon), the peer process is
+// gone, or ResponseTimeout passed (a peer that reads later anyway only
+// gets wrong bytes into its own Receive). A peer whose wedging timed the
+// connection out (ND_IO_TIMEOUT) is not waited for again.
+func (l *link) waitUnread(end uint64) {
+	if h := testHookUnread.Load(); h != nil {
+		(*h)(l)
+	}
+	pidfd, err := unix.PidfdOpen(l.pid, 0)
+	if err == unix.ESRCH {
+		return
+	}
+	if err == nil {
+		defer unix.Close(pidfd)
+	} else {
+		pidfd = -1
+	}
+	deadline := time.Now().Add(l.t.p.cfg.ResponseTimeout)
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	for {
+		l.mu.Lock()
+		h, err := l.tx.Consumed()
+		l.mu.Unlock()
+		if err != nil || h >= end || time.Now().After(deadline) {
+			return
+		}
+		// Sleep a millisecond, or less if the peer exits (its pidfd turns
+		// readable); a negative fd is ignored.
+		if n, _ := unix.Poll(fds, 1); n > 0 {
+			return
+		}
+	}
 }
 
 // armWatchdogLocked checks, every ResponseTimeout, that requests waiting

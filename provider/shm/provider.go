@@ -6,12 +6,15 @@
 // segment (a sealed memfd) and its doorbells (eventfds) with SCM_RIGHTS, so
 // nothing is left in the file system when a process dies. Frames and Send
 // payloads travel through two single-producer / single-consumer rings in the
-// segment (internal/shmring). RDMA Reads and Writes move their payload with
-// one copy made by the initiator alone, checked against a window table the
-// target publishes in the segment: a plain copy() into the target's memory
-// when it lies in a segment from AllocateMemory, process_vm_readv /
-// process_vm_writev against ordinary memory where the kernel allows it, and
-// through the rings (the target's engine deciding) otherwise. The Unix socket stays open for the
+// segment (internal/shmring); a large Send (Config.SendThreshold) puts only
+// a descriptor of its buffers in the ring and the receiver copies the
+// payload into its Receive with process_vm_readv, where the kernel allows
+// it. RDMA Reads and Writes move their payload with one copy made by the
+// initiator alone, checked against a window table the target publishes in
+// the segment: a plain copy() into the target's memory when it lies in a
+// segment from AllocateMemory, process_vm_readv / process_vm_writev against
+// ordinary memory where the kernel allows it, and through the rings (the
+// target's engine deciding) otherwise. The Unix socket stays open for the
 // connection's life: its hang-up is how a peer's death is noticed.
 //
 // docs/shm-transport.md describes the design in full.
@@ -69,7 +72,19 @@ type Config struct {
 	ResponseTimeout time.Duration
 	// OneSided selects the one-sided data path.
 	OneSided OneSided
+	// SendThreshold is the size from which a Send goes by rendezvous: the
+	// ring carries only a descriptor of the sender's buffers and the
+	// receiver copies the payload straight into its Receive with
+	// process_vm_readv, when the connection's probe shows the receiver may
+	// read the sender's memory. 0 means DefaultSendThreshold; a negative
+	// value turns the rendezvous off in both directions (every Send
+	// through the ring). It is independent of OneSided.
+	SendThreshold int
 }
+
+// DefaultSendThreshold is the default Config.SendThreshold: from this size
+// on a one-copy rendezvous beats copying into the ring and out again.
+const DefaultSendThreshold = 32 << 10
 
 // DefaultAddresses are the loopback addresses the default provider serves.
 var DefaultAddresses = []netip.Addr{
@@ -86,6 +101,7 @@ func DefaultConfig() Config {
 		Spin:             20 * time.Microsecond,
 		HandshakeTimeout: 10 * time.Second,
 		ResponseTimeout:  30 * time.Second,
+		SendThreshold:    DefaultSendThreshold,
 	}
 }
 
@@ -149,6 +165,9 @@ func New(cfg Config) *Provider {
 	}
 	if cfg.ResponseTimeout <= 0 {
 		cfg.ResponseTimeout = d.ResponseTimeout
+	}
+	if cfg.SendThreshold == 0 {
+		cfg.SendThreshold = d.SendThreshold
 	}
 	p := &Provider{cfg: cfg}
 	p.t = newTransport(p)

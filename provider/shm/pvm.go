@@ -5,8 +5,11 @@ import (
 	"errors"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/godirect/nd"
 )
 
 // The probe: each side names a 16-byte buffer of random bytes in its
@@ -18,6 +21,10 @@ var probe = func() *[16]byte {
 	rand.Read(b[:])
 	return b
 }()
+
+// testProbeOff makes every connection's probe of its peer fail, as if the
+// kernel refused process_vm_readv (tests of the ring fallback).
+var testProbeOff atomic.Bool
 
 // probeAddr returns the address of this process's probe buffer.
 func probeAddr() uint64 { return addrOf(probe[:]) }
@@ -84,6 +91,63 @@ func pvmCopy(pid int, local []byte, remote []unix.RemoteIovec, write bool, liov 
 				remote[0].Base += uintptr(n)
 				remote[0].Len -= n
 				n = 0
+			}
+		}
+	}
+	return nil
+}
+
+// pvmPull reads n bytes of the peer's buffers remote (whose lengths add up
+// to n) into the local buffers sgl from byte off on, front to back, with
+// process_vm_readv of the peer: one call for the whole transfer (at most
+// maxIovs entries on either side, far below the kernel's 1024), more only
+// if one stops short. Only bytes off to off+n of sgl are written; sgl must
+// hold them. liov is the local list's scratch space.
+func pvmPull(pid int, sgl []nd.SGE, off, n int, remote []unix.RemoteIovec, liov *[maxIovs]unix.Iovec) error {
+	done := 0
+	for done < n {
+		cnt, skip, left := 0, off+done, n-done
+		for i := range sgl {
+			if left == 0 {
+				break
+			}
+			b := sgl[i].Buffer
+			if skip >= len(b) {
+				skip -= len(b)
+				continue
+			}
+			b, skip = b[skip:], 0
+			if len(b) > left {
+				b = b[:left]
+			}
+			if cnt == len(liov) {
+				return unix.EINVAL
+			}
+			liov[cnt] = localIov(b)
+			cnt, left = cnt+1, left-len(b)
+		}
+		if left != 0 {
+			return unix.EINVAL
+		}
+		got, err := unix.ProcessVMReadv(pid, liov[:cnt], remote, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if got <= 0 || got > n-done {
+			return unix.EFAULT
+		}
+		done += got
+		for got > 0 && len(remote) > 0 {
+			if remote[0].Len <= got {
+				got -= remote[0].Len
+				remote = remote[1:]
+			} else {
+				remote[0].Base += uintptr(got)
+				remote[0].Len -= got
+				got = 0
 			}
 		}
 	}

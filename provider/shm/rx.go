@@ -24,7 +24,12 @@ type readerState struct {
 	unacked   int
 	remote    [maxIovs]unix.RemoteIovec
 	liov      [1]unix.Iovec
-	done      []sent // acknowledged requests, to complete outside mu
+	liovs     [maxIovs]unix.Iovec       // a rendezvous Receive's buffers
+	rvBytes   int                       // bytes pulled by rendezvous since the last Ack
+	helper    *pullHelper               // started by the first split pull
+	share     int                       // the helper's share of a split pull, in 1/256
+	remoteB   [maxIovs]unix.RemoteIovec // the helper's part of the peer's buffers
+	done      []sent                    // acknowledged requests, to complete outside mu
 }
 
 // testHookReader, if set, is called by every reader before it looks at its
@@ -35,11 +40,20 @@ var testHookReader atomic.Pointer[func(*link)]
 // while records keep arriving.
 const ackEvery = 16
 
+// ackBytes bounds the bytes pulled by rendezvous before an Ack goes out
+// even while records keep arriving, so that the Sends of huge messages do
+// not wait for ackEvery of them. It is large: every Ack may wake the peer,
+// and on two busy cores such wake-ups cost more than the copies between.
+const ackBytes = 16 << 20
+
 // readLoop consumes the inbound ring. It validates every record (the peer
 // may be hostile: a corrupt ring or a malformed record ends the
 // connection, nothing else) and hands its contents to the engine.
 func (l *link) readLoop() {
 	defer l.wg.Done()
+	// Whatever is left in the ring will never be handled: the peer's
+	// cleanup waits for that to hand back Sends by rendezvous (waitUnread).
+	defer l.rx.Abandon()
 	ep := l.ep.Load()
 	drained := false
 	for {
@@ -79,7 +93,7 @@ func (l *link) readLoop() {
 			return
 		}
 		l.rx.Publish()
-		if l.r.unacked >= ackEvery {
+		if l.r.unacked >= ackEvery || l.r.rvBytes >= ackBytes {
 			l.flushAck()
 		}
 	}
@@ -90,7 +104,7 @@ func (l *link) flushAck() {
 	if l.r.unacked == 0 {
 		return
 	}
-	l.r.unacked = 0
+	l.r.unacked, l.r.rvBytes = 0, 0
 	l.mu.Lock()
 	l.queueAckLocked(l.doneUpTo)
 	l.mu.Unlock()
@@ -205,16 +219,12 @@ func (l *link) handle(ep *engine.Endpoint, rec shmring.Record) bool {
 		if len(data) > total || (rec.Aux&auxLast != 0) != (len(data) == total) {
 			return l.protocolError()
 		}
-		l.curSend.Store(true)
-		l.curMsg.Store(msg)
-		rr, _ := ep.TakeReceive(total)
-		if rr == nil {
-			// The engine ended the connection; Close told the peer.
+		if l.beginSend(ep, msg, total, getU32(p[12:]), rec.Aux) == nil {
 			return false
 		}
-		l.r.recv, l.r.recvTotal, l.r.recvOff = rr, total, 0
-		l.r.recvToken, l.r.recvAux = getU32(p[12:]), rec.Aux
 		return l.placeSend(ep, data, rec.Aux&auxLast != 0)
+	case recSendRV:
+		return l.pullSend(ep, rec)
 	case recSendMore:
 		if len(p) < moreHeader || l.r.recv == nil || getU64(p) != l.r.msg {
 			return l.protocolError()
@@ -337,6 +347,62 @@ func (l *link) parseIovs(b []byte, length int) ([]unix.RemoteIovec, bool) {
 	return l.r.remote[:n], true
 }
 
+// pullSend handles a Send by rendezvous: the record names the sender's
+// buffers, which the reader copies straight into the next Receive with
+// process_vm_readv of the peer. The Receive is taken and completed exactly
+// as for a Send through the ring (the engine's status rules: no Receive,
+// one too small, a window it cannot invalidate). Addresses from the record
+// are only ever the remote side of process_vm_readv of the peer, and the
+// local side is the Receive's buffers up to the announced length, which
+// TakeReceive checked against the Receive: a forged record can make this
+// side read the wrong bytes of the peer, never touch anything else here.
+// A copy that fails (a forged address, memory the sender unmapped, the
+// peer gone) ends the connection: the peer's Send completes with
+// ND_REMOTE_ERROR (a term record), the Receive with ND_CANCELED, as for a
+// peer that breaks off in the middle of a Send through the ring.
+func (l *link) pullSend(ep *engine.Endpoint, rec shmring.Record) bool {
+	p := rec.Payload
+	if !l.rvIn.Load() || len(p) < sendHeader || l.r.recv != nil || l.r.wmem != nil {
+		return l.protocolError()
+	}
+	msg, total := getU64(p), int(getU32(p[8:]))
+	if msg != l.r.msg+1 || total == 0 {
+		return l.protocolError()
+	}
+	remote, ok := l.parseIovs(p[sendHeader:], total)
+	if !ok {
+		return l.protocolError()
+	}
+	l.r.msg = msg
+	rr := l.beginSend(ep, msg, total, getU32(p[12:]), rec.Aux)
+	if rr == nil {
+		return false
+	}
+	if err := l.pull(rr.SGL, total, remote); err != nil {
+		// cleanup completes the Receive (l.r.recv) with ND_CANCELED.
+		return l.refuse(msg, nd.ErrRemoteError)
+	}
+	l.r.recvOff = total
+	l.r.rvBytes += total
+	l.t.rvPulled.Add(1)
+	return l.completeSend(ep)
+}
+
+// beginSend takes the Receive that inbound Send msg of total bytes fills
+// and records it as the one in progress. It returns nil when the engine
+// ended the connection (Close told the peer).
+func (l *link) beginSend(ep *engine.Endpoint, msg uint64, total int, token uint32, aux uint16) *engine.WorkRequest {
+	l.curSend.Store(true)
+	l.curMsg.Store(msg)
+	rr, _ := ep.TakeReceive(total)
+	if rr == nil {
+		return nil
+	}
+	l.r.recv, l.r.recvTotal, l.r.recvOff = rr, total, 0
+	l.r.recvToken, l.r.recvAux = token, aux
+	return rr
+}
+
 // placeSend copies a Send fragment into the Receive and completes it after
 // the last one.
 func (l *link) placeSend(ep *engine.Endpoint, data []byte, last bool) bool {
@@ -345,6 +411,12 @@ func (l *link) placeSend(ep *engine.Endpoint, data []byte, last bool) bool {
 	if !last {
 		return true
 	}
+	return l.completeSend(ep)
+}
+
+// completeSend completes the Receive of the inbound Send whose bytes are
+// all placed, after the invalidation it asks for.
+func (l *link) completeSend(ep *engine.Endpoint) bool {
 	rr, msg := l.r.recv, l.r.msg
 	l.r.recv = nil
 	st := nd.Success
@@ -434,4 +506,128 @@ func (l *link) term(ep *engine.Endpoint, msg uint64, st nd.Status) bool {
 	ep.CompleteOutbound(e.wr, e.seq, st)
 	l.shutdown(nd.ErrCanceled, true)
 	return false
+}
+
+// A large pull is split between the reader and the link's pull helper
+// goroutine, each copying its part of the Send with process_vm_readv at
+// once, on two cores: one core's process_vm_readv (it pins and copies page
+// by page) runs well below what the memory allows. The helper may be slow
+// to wake (tens of µs on a busy two-core VM), so the reader never waits
+// for a helper that has not started: once done with its own part, it takes
+// the helper's part back and copies it too if the helper has not claimed
+// it yet. And the helper's share adapts: after each split pull, a helper
+// that was done before the reader gets a larger share next time, one that
+// was still copying or had not started a smaller one, within bounds (1/16
+// to 1/2 of the bytes).
+const (
+	splitMin   = 512 << 10 // the smallest pull split
+	shareMin   = 16        // the helper's share in 1/256 of the bytes
+	shareMax   = 128
+	shareStep  = 4
+	shareStart = 64
+)
+
+// pullHelper is the goroutine that copies part of a large pull while the
+// reader copies the rest.
+type pullHelper struct {
+	req  chan pullJob
+	done chan error // the answer to every job the helper claimed
+	// The current job's number times 4, plus 0 while it is open, 1 once
+	// the helper claimed it, 2 once the reader took it back. A job the
+	// reader took back may still come out of req later: its number no
+	// longer matches, and the helper drops it.
+	claim atomic.Uint64
+	seq   uint64 // the reader's: the last job's number
+	liov  [maxIovs]unix.Iovec
+}
+
+// pullJob is the helper's part of a pull: n bytes of the peer's buffers
+// remote into sgl from byte off on.
+type pullJob struct {
+	seq    uint64
+	sgl    []nd.SGE
+	off, n int
+	remote []unix.RemoteIovec
+}
+
+// pull reads total bytes of the peer's buffers remote into the Receive's
+// buffers sgl (pvmPull): alone, or from splitMin on with the helper. It
+// returns only once neither copies into sgl any more.
+func (l *link) pull(sgl []nd.SGE, total int, remote []unix.RemoteIovec) error {
+	if total < splitMin {
+		return pvmPull(l.pid, sgl, 0, total, remote, &l.r.liovs)
+	}
+	h := l.r.helper
+	if h == nil {
+		h = &pullHelper{req: make(chan pullJob, 1), done: make(chan error, 1)}
+		l.r.helper, l.r.share = h, shareStart
+		l.wg.Add(1) // the reader counts: never from zero
+		go l.pullLoop(h)
+	}
+	theirs := total / 256 * l.r.share &^ 4095
+	mine := total - theirs
+	first, second := splitRemote(remote, mine, &l.r.remoteB)
+	select {
+	case <-h.req: // an earlier job the reader took back
+	default:
+	}
+	h.seq++
+	h.claim.Store(h.seq * 4)
+	h.req <- pullJob{seq: h.seq, sgl: sgl, off: mine, n: theirs, remote: second}
+	err := pvmPull(l.pid, sgl, 0, mine, first, &l.r.liovs)
+	var herr error
+	if h.claim.CompareAndSwap(h.seq*4, h.seq*4+2) {
+		// Not started: copy it here (the helper will skip it).
+		herr = pvmPull(l.pid, sgl, mine, theirs, second, &l.r.liovs)
+		l.r.share = max(l.r.share-shareStep, shareMin)
+	} else {
+		select {
+		case herr = <-h.done:
+			l.r.share = min(l.r.share+shareStep, shareMax)
+		default:
+			l.r.share = max(l.r.share-shareStep, shareMin)
+			herr = <-h.done // it claimed the job: it answers
+		}
+	}
+	if err == nil {
+		err = herr
+	}
+	return err
+}
+
+// pullLoop is the pull helper: it copies the jobs the reader hands it and
+// has not taken back, until the link ends.
+func (l *link) pullLoop(h *pullHelper) {
+	defer l.wg.Done()
+	for {
+		select {
+		case j := <-h.req:
+			if h.claim.CompareAndSwap(j.seq*4, j.seq*4+1) {
+				h.done <- pvmPull(l.pid, j.sgl, j.off, j.n, j.remote, &h.liov)
+			}
+		case <-l.done:
+			return
+		}
+	}
+}
+
+// splitRemote cuts the buffer list remote after n bytes (less than its
+// total): the first part is remote itself, its last entry shortened if
+// the cut falls inside it; the rest goes to rest.
+func splitRemote(remote []unix.RemoteIovec, n int, rest *[maxIovs]unix.RemoteIovec) (first, second []unix.RemoteIovec) {
+	for i := range remote {
+		if n >= remote[i].Len {
+			n -= remote[i].Len
+			continue
+		}
+		k, j := 0, i
+		if n > 0 {
+			rest[0] = unix.RemoteIovec{Base: remote[i].Base + uintptr(n), Len: remote[i].Len - n}
+			remote[i].Len = n
+			k, j = 1, i+1
+		}
+		k += copy(rest[k:], remote[j:])
+		return remote[:j], rest[:k]
+	}
+	return remote, rest[:0]
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -36,6 +37,10 @@ type transport struct {
 	listeners map[*engine.Listener]*portListener
 	present   map[netip.Addr]*net.UnixConn // presence sockets, kept for the provider's life
 	id        uint64
+
+	// Sends by rendezvous over the provider's connections (tests): sent
+	// as a descriptor, and pulled from the peer.
+	rvSent, rvPulled atomic.Uint64
 }
 
 func newTransport(p *Provider) *transport {

@@ -20,9 +20,13 @@ import (
 //	ack      upTo u64: every message up to upTo was handled
 //	term     msg u64, status u32: message msg failed with status; the
 //	         connection ends
+//	sendRV   msg u64, total u32, token u32, iov   aux: 1 solicited, 2 invalidate
 //
 // iov is the initiator's buffers as (address u64, length u64) pairs, for
-// the target's process_vm_readv (write) or process_vm_writev (read).
+// the target's process_vm_readv (write) or process_vm_writev (read); in a
+// sendRV (a Send by rendezvous, only to a peer that announced capSend) the
+// sender's buffers, which the receiver reads with process_vm_readv into
+// its Receive (their lengths add up to total, which is not 0).
 const (
 	recSend = iota + 1
 	recSendMore
@@ -32,6 +36,7 @@ const (
 	recReadData
 	recAck
 	recTerm
+	recSendRV
 )
 
 const (
@@ -72,6 +77,7 @@ type job struct {
 	off     int  // payload bytes written
 	started bool // the first record is out
 	pvm     bool // Read/Write: name our buffers by address
+	rv      bool // Send: by rendezvous (a descriptor of our buffers)
 	src     []byte
 	snap    bool // a Read response's src is a snapshot buffer (protectReadResponses)
 }
@@ -96,10 +102,21 @@ func (l *link) Transmit(wr *engine.WorkRequest) (bool, nd.Status) {
 	l.nextMsg++
 	msg := l.nextMsg
 	l.unconf.push(sent{wr: wr, seq: wr.Seq, msg: msg})
-	l.jobs = append(l.jobs, job{kind: jobWR, wr: wr, msg: msg, pvm: l.pvmOut})
+	rv := l.rvOut && l.rendezvous(wr)
+	l.jobs = append(l.jobs, job{kind: jobWR, wr: wr, msg: msg, pvm: l.pvmOut, rv: rv})
 	l.kickLocked()
 	l.mu.Unlock()
 	return false, nd.Success
+}
+
+// rendezvous reports whether the Send wr is large enough to go by
+// rendezvous (if the peer takes it): the receiver then reads wr's buffers
+// by address until its Ack, before which wr does not complete, so they
+// stay the request's (registered memory, or the request's own inline
+// copy).
+func (l *link) rendezvous(wr *engine.WorkRequest) bool {
+	return (wr.Op == engine.OpSend || wr.Op == engine.OpSendInvalidate) &&
+		l.rvMin > 0 && wr.Length >= l.rvMin && len(wr.SGL) <= maxIovs
 }
 
 // kickLocked writes queued jobs while the ring has room, when no writer is
@@ -182,6 +199,9 @@ func (l *link) encode(j *job) (bool, int) {
 	wr := j.wr
 	switch wr.Op {
 	case engine.OpSend, engine.OpSendInvalidate:
+		if j.rv {
+			return l.encodeRendezvous(j)
+		}
 		for !j.started || j.off < wr.Length {
 			n := min(wr.Length-j.off, maxData)
 			aux := uint16(0)
@@ -264,6 +284,43 @@ func (l *link) encode(j *job) (bool, int) {
 		}
 		return true, 0
 	}
+	return true, 0
+}
+
+// encodeRendezvous writes the sendRV record of the Send j: its total
+// length, the window to invalidate, and its non-empty buffers by address.
+func (l *link) encodeRendezvous(j *job) (bool, int) {
+	wr := j.wr
+	n := sendHeader
+	for i := range wr.SGL {
+		if len(wr.SGL[i].Buffer) > 0 {
+			n += iovSize
+		}
+	}
+	aux := uint16(0)
+	if wr.Flags&nd.FlagSendAndSolicitEvent != 0 {
+		aux |= auxSolicited
+	}
+	if wr.Op == engine.OpSendInvalidate {
+		aux |= auxInvalidate
+	}
+	b := l.reserve(recSendRV, aux, n)
+	if b == nil {
+		return false, n
+	}
+	putU64(b, j.msg)
+	putU32(b[8:], uint32(wr.Length))
+	putU32(b[12:], wr.Remote.Token)
+	p := b[sendHeader:]
+	for i := range wr.SGL {
+		if buf := wr.SGL[i].Buffer; len(buf) > 0 {
+			putU64(p, addrOf(buf))
+			putU64(p[8:], uint64(len(buf)))
+			p = p[iovSize:]
+		}
+	}
+	l.rvLastMsg, l.rvLastEnd = j.msg, l.tx.Reserved()
+	l.t.rvSent.Add(1)
 	return true, 0
 }
 

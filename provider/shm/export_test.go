@@ -1,0 +1,14 @@
+package shm
+
+// Hooks for the external tests (package shm_test), which also run in the
+// child process of the two-process tests.
+
+// RendezvousCounts returns the Sends p's connections sent by rendezvous
+// and those they pulled from their peers.
+func RendezvousCounts(p *Provider) (sent, pulled uint64) {
+	return p.t.rvSent.Load(), p.t.rvPulled.Load()
+}
+
+// SetProbeOff makes every connection's probe of its peer fail (true) or
+// work again, as if the kernel refused process_vm_readv.
+func SetProbeOff(off bool) { testProbeOff.Store(off) }
