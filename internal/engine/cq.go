@@ -32,6 +32,11 @@ type CQ struct {
 
 	endpoints []*Endpoint // to terminate on overrun
 
+	// polled mirrors endpoints for GetResults and Notify, which read it
+	// without mu: their links' Pollers move inbound traffic when the
+	// queue is empty (Poller).
+	polled atomic.Pointer[[]*Endpoint]
+
 	// emptyPolls counts the GetResults calls that found nothing: a
 	// transport's receiver keeps polling its connection while it grows
 	// (the application is polling too), see Endpoint.PollActivity.
@@ -109,6 +114,18 @@ func (q *CQ) fireLocked(status nd.Status) {
 
 // GetResults implements nd.CompletionQueue.
 func (q *CQ) GetResults(results []*nd.Result) int {
+	n := q.take(results)
+	if n == 0 {
+		q.emptyPolls.Add(1)
+		if q.poll() {
+			return q.take(results)
+		}
+	}
+	return n
+}
+
+// take moves up to len(results) completions out of the queue.
+func (q *CQ) take(results []*nd.Result) int {
 	q.mu.Lock()
 	n := 0
 	for n < len(results) && q.size > 0 {
@@ -125,14 +142,42 @@ func (q *CQ) GetResults(results []*nd.Result) int {
 		q.pendingAny, q.pendingSolicited = false, false
 	}
 	q.mu.Unlock()
-	if n == 0 {
-		q.emptyPolls.Add(1)
-	}
 	return n
+}
+
+// poll lets the links of the queue's endpoints that implement Poller
+// handle what has arrived; it reports whether any handled something.
+func (q *CQ) poll() bool {
+	eps := q.polled.Load()
+	if eps == nil {
+		return false
+	}
+	moved := false
+	for _, ep := range *eps {
+		if p := ep.poller.Load(); p != nil && (*p).Poll() {
+			moved = true
+		}
+	}
+	return moved
+}
+
+// watch tells the Pollers of the queue's endpoints that the application
+// waits instead of polling.
+func (q *CQ) watch() {
+	if eps := q.polled.Load(); eps != nil {
+		for _, ep := range *eps {
+			if p := ep.poller.Load(); p != nil {
+				(*p).Watch()
+			}
+		}
+	}
 }
 
 // Notify implements nd.CompletionQueue.
 func (q *CQ) Notify(ctx context.Context, typ nd.NotifyType) error {
+	// What has arrived already counts: a completion it makes satisfies
+	// this call at once.
+	q.poll()
 	q.mu.Lock()
 	switch {
 	case q.closed:
@@ -167,6 +212,7 @@ func (q *CQ) Notify(ctx context.Context, typ nd.NotifyType) error {
 	w.typ = typ
 	q.waiters = append(q.waiters, w)
 	q.mu.Unlock()
+	q.watch()
 
 	select {
 	case st := <-w.ch:
@@ -236,7 +282,14 @@ func (q *CQ) Close() error {
 func (q *CQ) attach(ep *Endpoint) {
 	q.mu.Lock()
 	q.endpoints = append(q.endpoints, ep)
+	q.publishPolledLocked()
 	q.mu.Unlock()
+}
+
+// publishPolledLocked copies endpoints into polled.
+func (q *CQ) publishPolledLocked() {
+	eps := slices.Clone(q.endpoints)
+	q.polled.Store(&eps)
 }
 
 func (q *CQ) detach(ep *Endpoint) {
@@ -247,6 +300,7 @@ func (q *CQ) detach(ep *Endpoint) {
 			break
 		}
 	}
+	q.publishPolledLocked()
 	q.mu.Unlock()
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/godirect/nd"
 )
@@ -41,6 +42,10 @@ type Endpoint struct {
 	closePending bool
 	closeLink    Link
 	closeStatus  nd.Status
+
+	// poller is the link's Poller while the link is attached (set and
+	// cleared under mu, read without it by the completion queues).
+	poller atomic.Pointer[Poller]
 }
 
 var _ nd.Endpoint = (*Endpoint)(nil)

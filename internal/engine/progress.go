@@ -168,6 +168,7 @@ func (ep *Endpoint) endLocked(st nd.Status) {
 	}
 	ep.closePending, ep.closeLink, ep.closeStatus = true, ep.link, st
 	ep.link = nil
+	ep.poller.Store(nil)
 }
 
 // unlock releases ep.mu and carries out a teardown decided under it: the
@@ -211,6 +212,9 @@ func (ep *Endpoint) attach(link Link, ird, ord int) error {
 	}
 	ep.link, ep.ird, ep.ord = link, ird, ord
 	ep.state = epAccepting
+	if p, ok := link.(Poller); ok {
+		ep.poller.Store(&p)
+	}
 	ep.mu.Unlock()
 	link.Attach(ep)
 	return nil
@@ -231,6 +235,7 @@ func (ep *Endpoint) detach() {
 	ep.mu.Lock()
 	if ep.state == epAccepting {
 		ep.state, ep.link = epIdle, nil
+		ep.poller.Store(nil)
 	}
 	ep.mu.Unlock()
 }

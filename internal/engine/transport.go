@@ -95,6 +95,25 @@ type LinkEvents interface {
 	Closed(status nd.Status)
 }
 
+// Poller is what a Link may also implement so that the application's own
+// polling moves the link's inbound traffic, without a hand-off between
+// goroutines: GetResults on either completion queue of the endpoint calls
+// Poll when it finds the queue empty, and Notify calls Poll once before it
+// waits and then Watch. Both are called without engine locks held, from any
+// goroutine, concurrently with each other and with the link's own
+// goroutines.
+type Poller interface {
+	// Poll handles inbound traffic that has arrived, without blocking,
+	// and reports whether it handled any. It returns false at once when
+	// another goroutine is handling the link's inbound traffic or the
+	// link has ended.
+	Poll() bool
+	// Watch tells the link that the application stopped polling (it
+	// waits in Notify): the link's own goroutines must move inbound
+	// traffic promptly from now on, until Poll is called again.
+	Watch()
+}
+
 // WindowTable is what a Link may also implement to publish the windows
 // bound to its endpoint, so that the peer can check and carry out one-sided
 // accesses itself, without this side's goroutines (shared memory). The

@@ -427,14 +427,24 @@ func (c *Consumer) Abandon() {
 	c.Publish()
 }
 
-// Wait publishes what was consumed and waits until a record is published:
-// it spins for up to spin, then sleeps in w. It returns w's error, or nil
-// when a record may be ready (call Next).
+// Unconsumed reports whether the producer published records this consumer
+// has not consumed and published (Publish). It reads only the shared words,
+// so it may run concurrently with Next and Publish (in another goroutine
+// than the one consuming).
+func (c *Consumer) Unconsumed() bool {
+	return load64(c.r.tail) != load64(c.r.head)
+}
+
+// Wait waits until the producer published records beyond what this
+// consumer published as consumed (call Publish first): it spins for up to
+// spin, then sleeps in w. It returns w's error, or nil when a record may
+// be ready (call Next). Like Unconsumed, it reads only the shared words:
+// another goroutine may consume meanwhile (Wait then returns at once, or
+// when w is rung next).
 func (c *Consumer) Wait(w Waiter, spin time.Duration) error {
-	c.Publish()
 	var start time.Time
 	for i := 0; ; i++ {
-		if c.Pending() {
+		if c.Unconsumed() {
 			return nil
 		}
 		if i&63 == 0 {
@@ -447,7 +457,7 @@ func (c *Consumer) Wait(w Waiter, spin time.Duration) error {
 		runtime.Gosched()
 	}
 	store32(c.r.sleeping, 1)
-	if c.Pending() {
+	if c.Unconsumed() {
 		store32(c.r.sleeping, 0)
 		return nil
 	}

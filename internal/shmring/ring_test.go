@@ -157,6 +157,7 @@ func testStream(t *testing.T, dataBell, roomBell interface {
 			t.Fatal(err)
 		}
 		if !ok {
+			c.Publish()
 			if err := c.Wait(dataBell, spin); err != nil {
 				t.Fatal(err)
 			}

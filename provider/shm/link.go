@@ -99,7 +99,17 @@ type link struct {
 
 	wg sync.WaitGroup // watcher, reader, writer
 
-	r readerState // the reader's own state
+	// The inbound ring is consumed by the reader or, while the application
+	// polls, by Poll: whoever holds rxMu. rxEnded: the reader ended, Poll
+	// must not touch the ring (the segment may be unmapped); rxStop: the
+	// link ended while consuming.
+	rxMu      sync.Mutex
+	rxEnded   bool
+	rxStop    bool
+	r         readerState   // under rxMu
+	polls     atomic.Uint64 // Poll calls, to let the reader stand down
+	rxKick    chan struct{} // wakes a reader that stood down
+	startedRx atomic.Bool   // the reader runs: Poll may consume
 }
 
 // sent is an outbound request waiting for the peer's acknowledgment.
@@ -114,6 +124,7 @@ func newLink(t *transport, c *net.UnixConn, active bool, seg *segment, bells [nu
 	l := &link{
 		t: t, conn: c, active: active, seg: seg, bells: bells, spin: t.p.cfg.Spin,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), maxResps: -1,
+		rxKick: make(chan struct{}, 1),
 	}
 	if t.p.cfg.SendThreshold > 0 {
 		l.rvMin = t.p.cfg.SendThreshold
@@ -221,6 +232,7 @@ func (l *link) Attach(ep *engine.Endpoint) {
 		return
 	}
 	l.started = true
+	l.startedRx.Store(true)
 	l.wg.Add(2)
 	go l.readLoop()
 	go l.writeLoop()
@@ -304,6 +316,7 @@ func (l *link) watch() {
 		// (a Terminate record among it), then ends the connection.
 		l.peerGone.Store(true)
 		l.rxData.Ring()
+		l.kickReader()
 		return
 	}
 	l.shutdown(nd.ErrConnectionAborted, true)

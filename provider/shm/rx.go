@@ -2,6 +2,7 @@ package shm
 
 import (
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -10,8 +11,9 @@ import (
 	"github.com/godirect/nd/internal/shmring"
 )
 
-// readerState is what the reader goroutine keeps between records; only
-// the reader touches it (and cleanup, after the reader ended).
+// readerState is what the consumer of the inbound ring keeps between
+// records: the reader or Poll, under rxMu (and cleanup, after the reader
+// ended).
 type readerState struct {
 	msg       uint64 // the last inbound message started
 	recv      *engine.WorkRequest
@@ -46,52 +48,106 @@ const ackEvery = 16
 // and on two busy cores such wake-ups cost more than the copies between.
 const ackBytes = 16 << 20
 
-// readLoop consumes the inbound ring. It validates every record (the peer
-// may be hostile: a corrupt ring or a malformed record ends the
-// connection, nothing else) and hands its contents to the engine.
+// readLoop consumes the inbound ring when the application does not poll
+// it (Poll). It validates every record (the peer may be hostile: a corrupt
+// ring or a malformed record ends the connection, nothing else) and hands
+// its contents to the engine.
 func (l *link) readLoop() {
 	defer l.wg.Done()
-	// Whatever is left in the ring will never be handled: the peer's
-	// cleanup waits for that to hand back Sends by rendezvous (waitUnread).
-	defer l.rx.Abandon()
+	defer func() {
+		// Whatever is left in the ring will never be handled: the peer's
+		// cleanup waits for that to hand back Sends by rendezvous
+		// (waitUnread). Poll stops here too: the segment may go.
+		l.rxMu.Lock()
+		l.rxEnded = true
+		l.rx.Abandon()
+		l.rxMu.Unlock()
+	}()
 	ep := l.ep.Load()
 	drained := false
+	standDown := time.NewTimer(time.Hour)
+	standDown.Stop()
+	var polls uint64
 	for {
 		if h := testHookReader.Load(); h != nil {
 			(*h)(l)
 		}
-		rec, ok, err := l.rx.Next()
-		if err != nil {
-			l.shutdown(nd.ErrConnectionAborted, true)
+		l.rxMu.Lock()
+		n, ok := l.consumeLocked(ep)
+		l.rxMu.Unlock()
+		if !ok {
 			return
 		}
-		if !ok {
-			l.flushAck()
-			if l.peerGone.Load() {
-				// The peer published everything it will before the hang-up
-				// was seen: look once more, then end.
-				if drained {
-					l.shutdown(nd.ErrCanceled, true)
-					return
-				}
-				drained = true
-				continue
-			}
-			if l.closed.Load() {
+		if n > 0 {
+			continue
+		}
+		if l.peerGone.Load() {
+			// The peer published everything it will before the hang-up
+			// was seen: look once more, then end.
+			if drained {
+				l.shutdown(nd.ErrCanceled, true)
 				return
 			}
-			if l.rx.Wait(l.rxData, l.spin) != nil {
-				return
-			}
+			drained = true
 			continue
 		}
 		if l.closed.Load() {
 			return
 		}
-		l.rxCount.Add(1)
-		if !l.handle(ep, rec) {
+		if p := l.polls.Load(); p != polls {
+			// The application polls: it moves the ring itself. Look
+			// again after a while, or at once when it stops (Watch).
+			polls = p
+			standDown.Reset(standDownPeriod)
+			select {
+			case <-standDown.C:
+			case <-l.rxKick:
+				standDown.Stop()
+			case <-l.done:
+				standDown.Stop()
+			}
+			continue
+		}
+		if l.rx.Wait(l.rxData, l.spin) != nil {
 			return
 		}
+	}
+}
+
+// standDownPeriod is how long the reader leaves the ring to an application
+// that polls before it looks whether the application still does.
+const standDownPeriod = 200 * time.Microsecond
+
+// consumeLocked handles the records the inbound ring holds and acknowledges
+// them once the ring is empty (or every ackEvery messages). It returns the
+// records handled, and false when the link ended. Called with rxMu held.
+func (l *link) consumeLocked(ep *engine.Endpoint) (int, bool) {
+	if l.rxEnded || l.rxStop {
+		return 0, false
+	}
+	n := 0
+	for {
+		rec, ok, err := l.rx.Next()
+		if err != nil {
+			l.rxStop = true
+			l.shutdown(nd.ErrConnectionAborted, true)
+			return n, false
+		}
+		if !ok {
+			l.rx.Publish() // a pad record skipped
+			l.flushAck()
+			return n, true
+		}
+		if l.closed.Load() {
+			l.rxStop = true
+			return n, false
+		}
+		l.rxCount.Add(1)
+		if !l.handle(ep, rec) {
+			l.rxStop = true
+			return n, false
+		}
+		n++
 		l.rx.Publish()
 		if l.r.unacked >= ackEvery || l.r.rvBytes >= ackBytes {
 			l.flushAck()
@@ -99,7 +155,40 @@ func (l *link) readLoop() {
 	}
 }
 
-// flushAck acknowledges the messages handled since the last Ack.
+// Poll implements engine.Poller: the application's GetResults or Notify
+// handles what the inbound ring holds, when the reader is not at it.
+// While a test stops readers (testHookReader), Poll leaves the ring to
+// them.
+func (l *link) Poll() bool {
+	l.polls.Add(1)
+	if testHookReader.Load() != nil || !l.startedRx.Load() || !l.rxMu.TryLock() {
+		return false
+	}
+	// Under rxMu: once the reader ended the segment may be unmapped.
+	n := 0
+	if !l.rxEnded && l.rx.Unconsumed() {
+		var ok bool
+		n, ok = l.consumeLocked(l.ep.Load())
+		if !ok {
+			l.kickReader()
+		}
+	}
+	l.rxMu.Unlock()
+	return n > 0
+}
+
+// Watch implements engine.Poller: the reader watches the ring again.
+func (l *link) Watch() { l.kickReader() }
+
+func (l *link) kickReader() {
+	select {
+	case l.rxKick <- struct{}{}:
+	default:
+	}
+}
+
+// flushAck acknowledges the messages handled since the last Ack. Called
+// with rxMu held.
 func (l *link) flushAck() {
 	if l.r.unacked == 0 {
 		return

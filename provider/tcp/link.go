@@ -22,6 +22,7 @@ type link struct {
 	t      *transport
 	conn   *net.TCPConn
 	br     *bufio.Reader
+	sr     *spinReader // under br; the reader defers wake-ups through it
 	active bool
 	local  netip.AddrPort
 	remote netip.AddrPort
@@ -118,6 +119,8 @@ func newLink(t *transport, c *net.TCPConn, active bool) *link {
 		br:   bufio.NewReaderSize(sr, rxBufferSize),
 		wake: make(chan struct{}, 1),
 	}
+	l.sr = sr
+	sr.ring = l.ring
 	sr.activity = func() uint64 {
 		if ep := l.ep.Load(); ep != nil {
 			return ep.PollActivity()

@@ -378,7 +378,11 @@ func (l *link) rxReadRequest(body, ulpdu []byte) error {
 	l.inboundReads++
 	l.jobs = append(l.jobs, job{kind: jobReadResponse, src: src, sinkSTag: rr.SinkSTag, sinkTO: rr.SinkTO})
 	l.mu.Unlock()
-	l.ring()
+	if rr.Size == 0 {
+		l.sr.deferRing()
+	} else {
+		l.ring()
+	}
 	return nil
 }
 

@@ -21,6 +21,10 @@ type spinReader struct {
 	// completion queues: the reader keeps polling the socket as long as
 	// it grows, and parks only once it stops (Endpoint.PollActivity).
 	activity func() uint64
+	// deferred: a response was queued whose writer wake-up waits for the
+	// next read (deferRing); ring does that wake-up.
+	deferred bool
+	ring     func()
 
 	// One non-blocking read's buffer and outcome; readFn is built once so
 	// that a read allocates nothing.
@@ -55,8 +59,27 @@ func newSpinReader(c *net.TCPConn, spin time.Duration) *spinReader {
 	return r
 }
 
+// deferRing asks for the writer's wake-up at the next read instead of now.
+// The reader calls it for the response to a zero-length confirmation Read:
+// by the next read, every message that arrived with it has reached the
+// engine, and yielding once before the wake-up lets the application answer
+// them first, so that the response and the answer leave in one write
+// instead of two. Called by the reader only.
+func (r *spinReader) deferRing() {
+	if r.raw == nil {
+		r.ring()
+		return
+	}
+	r.deferred = true
+}
+
 // Read implements io.Reader.
 func (r *spinReader) Read(p []byte) (int, error) {
+	if r.deferred {
+		r.deferred = false
+		runtime.Gosched()
+		r.ring()
+	}
 	if r.raw == nil || len(p) == 0 {
 		return r.c.Read(p)
 	}
