@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/provider/shm"
 )
 
 // registered allocates and registers a buffer of size bytes, filled with a
@@ -42,6 +43,43 @@ func deregister(ctx context.Context, a nd.Adapter, mrs ...nd.MemoryRegion) {
 func wordAligned(size int) []byte {
 	words := make([]uint32, (size+3)/4)
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), 4*len(words))
+}
+
+// windowAlloc allocates the memory of the windows a data test exposes to
+// its peer. Over the shm provider it takes shm.AllocateMemory (unless heap
+// is set): the peer then Reads and Writes the window with a plain copy
+// through its own mapping, no system call, which is how an application
+// gets that provider's one-sided speed. Otherwise, and with heap, the
+// window is Go heap memory from wordAligned, which shm peers reach with
+// process_vm_readv / process_vm_writev.
+type windowAlloc struct {
+	shared bool
+}
+
+// newWindowAlloc returns the allocator for the provider named provider.
+func newWindowAlloc(provider string, heap bool) windowAlloc {
+	return windowAlloc{shared: provider == shm.Name && !heap}
+}
+
+// get returns a zeroed buffer of at least size bytes that satisfies
+// wordAligned's alignment (AllocateMemory's memory is page-aligned).
+func (w windowAlloc) get(size int) ([]byte, error) {
+	if !w.shared {
+		return wordAligned(size), nil
+	}
+	b, err := shm.AllocateMemory((size + 3) &^ 3)
+	if err != nil {
+		return nil, fmt.Errorf("shm.AllocateMemory(%d): %w", size, err)
+	}
+	return b, nil
+}
+
+// free releases what get returned, once its registration ended; nil is
+// ignored.
+func (w windowAlloc) free(b []byte) {
+	if w.shared && b != nil {
+		shm.FreeMemory(b)
+	}
 }
 
 // loadByte returns buf[i], read with an atomic load of the aligned word that

@@ -93,6 +93,7 @@ type perfConfig struct {
 	txDepth    int
 	gbits      bool // --report_gbits
 	blocking   bool // -b
+	heap       bool // --heap: windows in Go heap memory, also over shm
 	json       bool
 	plot       string // --plot FILE.png
 	server     bool   // --server: only the server
@@ -172,6 +173,7 @@ func (c *perfConfig) define(fs *flag.FlagSet) {
 	both("R", "rdma_cm", nil, &c.rdmaCM, "speak perftest 6.06's -R (rdma_cm) protocol, against ib_send_bw/ib_write_bw/ib_read_bw -R (send_bw, write_bw, read_bw)")
 	fs.BoolVar(&c.gbits, "report_gbits", false, "report bandwidth in Gb/sec instead of MB/sec")
 	fs.BoolVar(&c.blocking, "b", false, "block in CompletionQueue.Notify for completions instead of polling")
+	fs.BoolVar(&c.heap, "heap", false, "with -provider shm: put the windows in Go heap memory (reached with process_vm_readv/writev) instead of shm.AllocateMemory (reached with a copy through a shared mapping)")
 	fs.BoolVar(&c.json, "json", false, "print one JSON document (test, provider, parameters, a row per size) instead of the table")
 	fs.StringVar(&c.plot, "plot", "", "draw bandwidth (bw tests) or latency (lat tests) against message size into this PNG `file`")
 	fs.BoolVar(&c.server, "server", false, "run only the server: wait for one client, serve it and exit")

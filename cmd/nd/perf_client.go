@@ -37,8 +37,9 @@ type perfConn struct {
 	ctrlBusy  bool
 	buf       []byte // the source of Sends and Writes, the sink of Reads
 	bufMR     nd.MemoryRegion
-	win       []byte // write_lat: the window the server Writes into; from wordAligned
+	win       []byte // write_lat: the window the server Writes into; from alloc
 	winMR     nd.MemoryRegion
+	alloc     windowAlloc
 	mw        nd.MemoryWindow
 	bindRes   nd.Result
 	remote    nd.MWDescriptor // the server's window
@@ -89,6 +90,7 @@ func (c *perfConfig) dialConn(ctx context.Context, a nd.Adapter, ai nd.AdapterIn
 		s:      s,
 		reaper: newReaper(ctx, s.cq, c.blocking, perfReplySlots+c.txDepth+2),
 		inline: s.ep.MaxInlineData(),
+		alloc:  newWindowAlloc(c.provider.name, c.heap),
 	}
 	defer func() {
 		if err != nil {
@@ -143,7 +145,10 @@ func (pc *perfConn) setUp(ctx context.Context, a nd.Adapter, maxSize, iters int,
 		return err
 	}
 	if pc.test.op == opWrite && pc.test.lat {
-		pc.win = wordAligned(maxSize) // zeroed: no round's last byte is 0
+		// Zeroed: no round's last byte is 0.
+		if pc.win, err = pc.alloc.get(maxSize); err != nil {
+			return err
+		}
 		if pc.winMR, err = a.RegisterMemory(ctx, pc.win); err != nil {
 			return fmt.Errorf("RegisterMemory of %d bytes: %w", len(pc.win), err)
 		}
@@ -208,6 +213,7 @@ func (pc *perfConn) close() {
 	}
 	deregister(pc.ctx, pc.s.adapter, pc.bufMR, pc.ctrlMR, pc.replyMR, pc.winMR)
 	pc.s.close()
+	pc.alloc.free(pc.win)
 }
 
 // send sends a control message; a message of kind 0 is the end marker, a

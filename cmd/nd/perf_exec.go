@@ -37,6 +37,9 @@ func (c *perfConfig) runTwoProcesses(ctx context.Context, p nd.Provider, addrs [
 	if c.provider.crc {
 		args = append(args, "-crc")
 	}
+	if c.heap {
+		args = append(args, "-heap")
+	}
 	if c.blocking {
 		args = append(args, "-b")
 	}

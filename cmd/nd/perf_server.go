@@ -97,8 +97,9 @@ type perfServed struct {
 	sends    *requestRing      // the replies, echoes and Writes in flight
 	replyBuf []byte            // a perfMsgSize slot per entry of sends
 	replyMR  nd.MemoryRegion
-	win      []byte // the window the client's RDMA targets (RDMA tests); from wordAligned
+	win      []byte // the window the client's RDMA targets (RDMA tests); from alloc
 	winMR    nd.MemoryRegion
+	alloc    windowAlloc
 	mw       nd.MemoryWindow
 	src      []byte // the source of echoes and of write_lat's Writes
 	srcMR    nd.MemoryRegion
@@ -157,6 +158,7 @@ func (c *perfConfig) newServed(ctx context.Context, a nd.Adapter, ai nd.AdapterI
 		inline:  s.ep.MaxInlineData(),
 		batch:   (depth + 1) / 2,
 		owed:    depth,
+		alloc:   newWindowAlloc(c.provider.name, c.heap),
 	}
 	defer func() {
 		if err != nil {
@@ -176,7 +178,10 @@ func (c *perfConfig) newServed(ctx context.Context, a nd.Adapter, ai nd.AdapterI
 		}
 	}
 	if rdma {
-		sv.win = wordAligned(h.maxSize) // zeroed: no round's last byte is 0
+		// Zeroed: no round's last byte is 0.
+		if sv.win, err = sv.alloc.get(h.maxSize); err != nil {
+			return nil, err
+		}
 		if sv.winMR, err = a.RegisterMemory(ctx, sv.win); err != nil {
 			return nil, fmt.Errorf("RegisterMemory of %d bytes: %w", len(sv.win), err)
 		}
@@ -207,6 +212,7 @@ func (sv *perfServed) close() {
 	}
 	deregister(sv.ctx, sv.s.adapter, sv.recvMR, sv.replyMR, sv.srcMR, sv.winMR)
 	sv.s.close()
+	sv.alloc.free(sv.win)
 }
 
 // serve runs the connection: it sends the window, then serves the steps

@@ -112,12 +112,15 @@ func runPerf(t *testing.T, args ...string) string {
 }
 
 // TestPerfTests runs every test over every provider with both sides in
-// this process, two connections for the bw tests.
+// this process, two connections for the bw tests; over shm with the
+// windows in shm.AllocateMemory's memory (the default) and in Go heap
+// memory (-heap).
 func TestPerfTests(t *testing.T) {
 	for _, test := range perfTests {
-		for _, provider := range []string{"loop", "tcp", "shm"} {
-			t.Run(test.name+"/"+provider, func(t *testing.T) {
-				args := []string{test.name, "--provider", provider, "--in-process", "-s", "300", "-n", "40"}
+		for _, provider := range []string{"loop", "tcp", "shm", "shm -heap"} {
+			t.Run(test.name+"/"+strings.ReplaceAll(provider, " ", ""), func(t *testing.T) {
+				args := append([]string{test.name, "--provider"}, strings.Fields(provider)...)
+				args = append(args, "--in-process", "-s", "300", "-n", "40")
 				iters := 40
 				if !test.lat {
 					args = append(args, "-q", "2", "-t", "8")
