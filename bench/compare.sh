@@ -72,12 +72,15 @@ fab() {
 		awk -v f="$field" '$1 ~ /^[0-9]+[kmg]?$/ && NF >= 8 {v=$f} END {print (v=="" ? "nan" : v)}'
 }
 
-# godir PROVIDER TEST SIZE ITERS: an nd perf figure: t_typical (usec) for
-# latency tests, bw_average (MB/s, 2^20) for bandwidth tests.
+# godir PROVIDER TEST SIZE ITERS [FLAGS...]: an nd perf figure: t_typical
+# (usec) for latency tests, bw_average (MB/s, 2^20) for bandwidth tests.
+# FLAGS (-b, -heap) go to both sides; without -b both poll.
 godir() {
 	local prov=$1 test=$2 size=$3 iters=$4
-	pair "$ND perf $test --server -b -provider $prov -p @PORT@" \
-		"sleep 0.5; $ND perf $test -b -provider $prov -s $size -n $iters --json 127.0.0.1:@PORT@" |
+	shift 4
+	local flags="$*"
+	pair "$ND perf $test --server $flags -provider $prov -p @PORT@" \
+		"sleep 0.5; $ND perf $test $flags -provider $prov -s $size -n $iters --json 127.0.0.1:@PORT@" |
 		python3 -c 'import json,sys
 d=json.load(sys.stdin); r=d["results"][0]
 print(r.get("t_typical_usec", r.get("bw_average", "nan")))'
@@ -94,10 +97,13 @@ for s in 8 4096; do
 	v[fab_tcp_lat_$s]=$(fab tcp msg $s "$LAT_ITERS" 7)
 	v[go_tcp_lat_$s]=$(gopp $s "$LAT_ITERS")
 	v[nd_tcp_lat_$s]=$(godir tcp send_lat $s "$LAT_ITERS")
+	v[ndb_tcp_lat_$s]=$(godir tcp send_lat $s "$LAT_ITERS" -b)
 	v[ucx_shm_lat_$s]=$(ucx posix,cma,self tag_lat $s "$LAT_ITERS" 2)
 	v[ucxput_shm_lat_$s]=$(ucx posix,cma,self ucp_put_lat $s "$LAT_ITERS" 2)
 	v[fab_shm_lat_$s]=$(fab shm rdm $s "$LAT_ITERS" 7)
 	v[nd_shm_lat_$s]=$(godir shm send_lat $s "$LAT_ITERS")
+	v[ndb_shm_lat_$s]=$(godir shm send_lat $s "$LAT_ITERS" -b)
+	v[ndw_shm_lat_$s]=$(godir shm write_lat $s "$LAT_ITERS")
 done
 for s in 65536 1048576; do
 	n=$BW_ITERS; [ $s = 1048576 ] && n=$bw1m
@@ -105,14 +111,20 @@ for s in 65536 1048576; do
 	v[fab_tcp_bw_$s]=$(fab tcp msg $s $n 6)
 	v[go_tcp_bw_$s]=$(gost $s $n)
 	v[nd_tcp_bw_$s]=$(godir tcp send_bw $s $n)
+	v[ndb_tcp_bw_$s]=$(godir tcp send_bw $s $n -b)
 	v[ndw_tcp_bw_$s]=$(godir tcp write_bw $s $n)
+	v[ndwb_tcp_bw_$s]=$(godir tcp write_bw $s $n -b)
 	v[ucx_shm_bw_$s]=$(ucx posix,cma,self tag_bw $s $n 5)
 	v[ucxput_shm_bw_$s]=$(ucx posix,cma,self ucp_put_bw $s $n 5)
 	v[ucxget_shm_bw_$s]=$(ucx posix,cma,self ucp_get $s $n 5)
 	v[fab_shm_bw_$s]=$(fab shm rdm $s $n 6)
 	v[nd_shm_bw_$s]=$(godir shm send_bw $s $n)
+	v[ndb_shm_bw_$s]=$(godir shm send_bw $s $n -b)
 	v[ndw_shm_bw_$s]=$(godir shm write_bw $s $n)
+	v[ndwb_shm_bw_$s]=$(godir shm write_bw $s $n -b)
+	v[ndwh_shm_bw_$s]=$(godir shm write_bw $s $n -b -heap)
 	v[ndr_shm_bw_$s]=$(godir shm read_bw $s $n)
+	v[ndrb_shm_bw_$s]=$(godir shm read_bw $s $n -b)
 done
 
 export V="$(for k in "${!v[@]}"; do echo "$k=${v[$k]}"; done)"
@@ -141,22 +153,27 @@ for s in ("65536", "1048576"):
 for s in ("8", "4096"):
     lat(f"TCP {s} B half round-trip",  "tcp", s,
         [("UCX tag_lat", f"ucx_tcp_lat_{s}"), ("libfabric fi_pingpong tcp", f"fab_tcp_lat_{s}")],
-        [("plain Go sockets", f"go_tcp_lat_{s}"), ("godirect tcp send_lat", f"nd_tcp_lat_{s}")])
+        [("plain Go sockets", f"go_tcp_lat_{s}"), ("godirect tcp send_lat", f"nd_tcp_lat_{s}"), ("godirect tcp send_lat -b", f"ndb_tcp_lat_{s}")])
 for s, name in (("65536", "64 KiB"), ("1048576", "1 MiB")):
     bw(f"TCP bandwidth {name}",
        [("UCX tag_bw", f"ucx_tcp_bw_{s}"), ("libfabric fi_pingpong tcp", f"fab_tcp_bw_{s}")],
-       [("plain Go stream", f"go_tcp_bw_{s}"), ("godirect tcp send_bw", f"nd_tcp_bw_{s}"), ("godirect tcp write_bw", f"ndw_tcp_bw_{s}")], FAB)
+       [("plain Go stream", f"go_tcp_bw_{s}"), ("godirect tcp send_bw", f"nd_tcp_bw_{s}"), ("godirect tcp send_bw -b", f"ndb_tcp_bw_{s}"),
+        ("godirect tcp write_bw", f"ndw_tcp_bw_{s}"), ("godirect tcp write_bw -b", f"ndwb_tcp_bw_{s}")], FAB)
 for s in ("8", "4096"):
     lat(f"shared memory {s} B half round-trip", "shm", s,
         [("UCX tag_lat", f"ucx_shm_lat_{s}"), ("UCX ucp_put_lat", f"ucxput_shm_lat_{s}"), ("libfabric fi_pingpong shm", f"fab_shm_lat_{s}")],
-        [("godirect shm send_lat", f"nd_shm_lat_{s}")])
+        [("godirect shm send_lat", f"nd_shm_lat_{s}"), ("godirect shm send_lat -b", f"ndb_shm_lat_{s}"), ("godirect shm write_lat", f"ndw_shm_lat_{s}")])
 for s, name in (("65536", "64 KiB"), ("1048576", "1 MiB")):
     bw(f"shared memory bandwidth {name}",
        [("UCX tag_bw", f"ucx_shm_bw_{s}"), ("UCX ucp_put_bw", f"ucxput_shm_bw_{s}"), ("UCX ucp_get", f"ucxget_shm_bw_{s}"), ("libfabric fi_pingpong shm", f"fab_shm_bw_{s}")],
-       [("godirect shm send_bw", f"nd_shm_bw_{s}"), ("godirect shm write_bw", f"ndw_shm_bw_{s}"), ("godirect shm read_bw", f"ndr_shm_bw_{s}")], FAB)
+       [("godirect shm send_bw", f"nd_shm_bw_{s}"), ("godirect shm send_bw -b", f"ndb_shm_bw_{s}"),
+        ("godirect shm write_bw", f"ndw_shm_bw_{s}"), ("godirect shm write_bw -b", f"ndwb_shm_bw_{s}"), ("godirect shm write_bw -b -heap", f"ndwh_shm_bw_{s}"),
+        ("godirect shm read_bw", f"ndr_shm_bw_{s}"), ("godirect shm read_bw -b", f"ndrb_shm_bw_{s}")], FAB)
 out = []
 out.append("godirect beside UCX, libfabric and plain Go, measured in one run (bench/compare.sh)")
-out.append(f"host: {os.uname().nodename}, {os.cpu_count()} cores; server on core 0, client on core 1; nd perf with -b")
+out.append(f"host: {os.uname().nodename}, {os.cpu_count()} cores; server on core 0, client on core 1")
+out.append("nd perf polls its completion queue (its default, as perftest) unless the row says -b (it blocks in Notify);")
+out.append("over shm its windows are shm.AllocateMemory's memory unless the row says -heap (Go heap memory)")
 out.append("ratio: the figure over the best of UCX and libfabric on the same transport")
 out.append("")
 out.append(f"{'figure':38} {'tool':30} {'value':>10} {'ratio':>7}")

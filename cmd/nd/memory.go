@@ -46,10 +46,11 @@ func wordAligned(size int) []byte {
 }
 
 // windowAlloc allocates the memory of the windows a data test exposes to
-// its peer. Over the shm provider it takes shm.AllocateMemory (unless heap
-// is set): the peer then Reads and Writes the window with a plain copy
-// through its own mapping, no system call, which is how an application
-// gets that provider's one-sided speed. Otherwise, and with heap, the
+// its peer, and of its large Sends' sources. Over the shm provider it takes
+// shm.AllocateMemory (unless heap is set): the peer then Reads and Writes
+// the window, and pulls Sends by rendezvous, with a plain copy through its
+// own mapping, no system call, which is how an application gets that
+// provider's speed. Otherwise, and with heap, the
 // window is Go heap memory from wordAligned, which shm peers reach with
 // process_vm_readv / process_vm_writev.
 type windowAlloc struct {
@@ -72,6 +73,25 @@ func (w windowAlloc) get(size int) ([]byte, error) {
 		return nil, fmt.Errorf("shm.AllocateMemory(%d): %w", size, err)
 	}
 	return b, nil
+}
+
+// registered is the package's registered for a buffer from get: filled
+// with a pattern and registered.
+func (w windowAlloc) registered(ctx context.Context, a nd.Adapter, size int) ([]byte, nd.MemoryRegion, error) {
+	buf, err := w.get(size)
+	if err != nil {
+		return nil, nil, err
+	}
+	buf = buf[:size]
+	for i := range buf {
+		buf[i] = byte(i*7 + 1)
+	}
+	mr, err := a.RegisterMemory(ctx, buf)
+	if err != nil {
+		w.free(buf)
+		return nil, nil, fmt.Errorf("RegisterMemory of %d bytes: %w", size, err)
+	}
+	return buf, mr, nil
 }
 
 // free releases what get returned, once its registration ended; nil is

@@ -127,7 +127,7 @@ func (c *perfConfig) dialConn(ctx context.Context, a nd.Adapter, ai nd.AdapterIn
 // its records: per request with iters for a bw test, per iteration for a
 // lat test (perfMaxSamples of them when it runs by time).
 func (pc *perfConn) setUp(ctx context.Context, a nd.Adapter, maxSize, iters int, timed bool) (err error) {
-	if pc.buf, pc.bufMR, err = registered(ctx, a, maxSize); err != nil {
+	if pc.buf, pc.bufMR, err = pc.alloc.registered(ctx, a, maxSize); err != nil {
 		return err
 	}
 	if pc.ctrl, pc.ctrlMR, err = registered(ctx, a, perfMsgSize); err != nil {
@@ -214,6 +214,7 @@ func (pc *perfConn) close() {
 	deregister(pc.ctx, pc.s.adapter, pc.bufMR, pc.ctrlMR, pc.replyMR, pc.winMR)
 	pc.s.close()
 	pc.alloc.free(pc.win)
+	pc.alloc.free(pc.buf)
 }
 
 // send sends a control message; a message of kind 0 is the end marker, a

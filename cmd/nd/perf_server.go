@@ -173,7 +173,7 @@ func (c *perfConfig) newServed(ctx context.Context, a nd.Adapter, ai nd.AdapterI
 		return nil, err
 	}
 	if h.test.lat && h.test.op != opRead {
-		if sv.src, sv.srcMR, err = registered(ctx, a, h.maxSize); err != nil {
+		if sv.src, sv.srcMR, err = sv.alloc.registered(ctx, a, h.maxSize); err != nil {
 			return nil, err
 		}
 	}
@@ -213,6 +213,7 @@ func (sv *perfServed) close() {
 	deregister(sv.ctx, sv.s.adapter, sv.recvMR, sv.replyMR, sv.srcMR, sv.winMR)
 	sv.s.close()
 	sv.alloc.free(sv.win)
+	sv.alloc.free(sv.src)
 }
 
 // serve runs the connection: it sends the window, then serves the steps

@@ -104,24 +104,46 @@ var allocs struct {
 // duplicated (for passing to a peer; the caller closes it), and buf's
 // offset in it; ok is false if buf is not in one.
 func allocationOf(buf []byte) (id uint32, size int, off uint64, fd int, ok bool) {
-	if len(buf) == 0 {
-		return 0, 0, 0, -1, false
-	}
-	b := addrOf(buf)
 	allocs.mu.Lock()
 	defer allocs.mu.Unlock()
+	a, off := allocationLocked(buf)
+	if a == nil {
+		return 0, 0, 0, -1, false
+	}
+	fd, err := unix.FcntlInt(uintptr(a.fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return 0, 0, 0, -1, false
+	}
+	return a.id, len(a.mem), off, fd, true
+}
+
+// segmentOf returns the id of the allocation that holds all of buf and
+// buf's offset in it; ok is false if buf is not in one.
+func segmentOf(buf []byte) (id uint32, off uint64, ok bool) {
+	allocs.mu.Lock()
+	defer allocs.mu.Unlock()
+	a, off := allocationLocked(buf)
+	if a == nil {
+		return 0, 0, false
+	}
+	return a.id, off, true
+}
+
+// allocationLocked finds the allocation that holds all of buf, with
+// allocs.mu held.
+func allocationLocked(buf []byte) (*allocation, uint64) {
+	if len(buf) == 0 {
+		return nil, 0
+	}
+	b := addrOf(buf)
 	for _, a := range allocs.list {
 		s := addrOf(a.mem)
 		if b < s || b-s > uint64(len(a.mem)) || uint64(len(buf)) > uint64(len(a.mem))-(b-s) {
 			continue
 		}
-		fd, err := unix.FcntlInt(uintptr(a.fd), unix.F_DUPFD_CLOEXEC, 0)
-		if err != nil {
-			return 0, 0, 0, -1, false
-		}
-		return a.id, len(a.mem), b - s, fd, true
+		return a, b - s
 	}
-	return 0, 0, 0, -1, false
+	return nil, 0
 }
 
 // pinMemory keeps buf's memory referenced for the life of the process: a

@@ -9,6 +9,10 @@ func RendezvousCounts(p *Provider) (sent, pulled uint64) {
 	return p.t.rvSent.Load(), p.t.rvPulled.Load()
 }
 
+// MappedCount returns the Sends by rendezvous p's connections copied
+// through their mappings of the sender's segments (counted in pulled too).
+func MappedCount(p *Provider) uint64 { return p.t.rvMapped.Load() }
+
 // SetProbeOff makes every connection's probe of its peer fail (true) or
 // work again, as if the kernel refused process_vm_readv.
 func SetProbeOff(off bool) { testProbeOff.Store(off) }

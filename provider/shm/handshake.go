@@ -39,7 +39,7 @@ const (
 	capSend = 2
 )
 
-var magic = [7]byte{'g', 'd', 's', 'h', 'm', '0', '3'}
+var magic = [7]byte{'g', 'd', 's', 'h', 'm', '0', '4'}
 
 // The eventfds, in the order the request passes them.
 const (

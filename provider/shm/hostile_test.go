@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -616,23 +617,40 @@ func Wait1(t *testing.T, cq nd.CompletionQueue) *nd.Result {
 }
 
 // TestRendezvousSenderUnmapped: the sender's buffer is gone by the time the
-// receiver pulls (memory from AllocateMemory, deregistered and freed while
-// the Send was in flight, the receiver's reader held back meanwhile). The
-// pull fails with EFAULT: the Send completes with ND_REMOTE_ERROR, the
-// Receive with ND_CANCELED, and the connection ends.
+// receiver pulls (deregistered and unmapped while the Send was in flight,
+// the receiver's reader held back meanwhile). The pull fails with EFAULT:
+// the Send completes with ND_REMOTE_ERROR, the Receive with ND_CANCELED,
+// and the connection ends. Memory from AllocateMemory that the receiver
+// mapped is different: its mapping keeps the segment, so FreeMemory on the
+// sender's side does not take the bytes away, and the Send lands.
 func TestRendezvousSenderUnmapped(t *testing.T) {
+	t.Run("Mmap", func(t *testing.T) { rendezvousSenderUnmapped(t, false) })
+	t.Run("AllocateMemory", func(t *testing.T) { rendezvousSenderUnmapped(t, true) })
+}
+
+func rendezvousSenderUnmapped(t *testing.T, shared bool) {
 	if selfProbe() != nil {
 		t.Skip("process_vm_readv is not allowed here:", selfProbe())
 	}
-	p := New(Config{Namespace: "godirect-nd-shm-test-" + t.Name()})
+	p := New(Config{Namespace: "godirect-nd-shm-test-" + strings.ReplaceAll(t.Name(), "/", "-")})
 	c := hookLinks(t, p)
 	pr := ndtest.NewPair(t, p, ndtest.PairConfig{})
 	_, ps := c.links(t)
 	const size = 256 << 10
-	mem, err := AllocateMemory(size)
+	var mem []byte
+	var err error
+	if shared {
+		mem, err = AllocateMemory(size)
+	} else {
+		mem, err = unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
+	for i := range mem {
+		mem[i] = byte(i*3 + 1)
+	}
+	want := bytes.Clone(mem)
 	mr, err := pr.Active.Adapter.RegisterMemory(t.Context(), mem)
 	if err != nil {
 		t.Fatal(err)
@@ -658,13 +676,32 @@ func TestRendezvousSenderUnmapped(t *testing.T) {
 	if !spinUntil(func() bool { s, _ := RendezvousCounts(p); return s > sent0 }) {
 		t.Fatal("the Send did not go by rendezvous")
 	}
+	if shared {
+		id, _, _ := segmentOf(mem)
+		if !spinUntil(func() bool { return ps.peerSegment(id) != nil }) {
+			t.Fatal("the receiver did not map the sender's segment")
+		}
+	}
 	if err := pr.Active.Adapter.DeregisterMemory(t.Context(), mr); err != nil {
 		t.Fatal(err)
 	}
-	if err := FreeMemory(mem); err != nil {
+	if shared {
+		err = FreeMemory(mem)
+	} else {
+		err = unix.Munmap(mem)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	c.resume()
+	if shared {
+		ndtest.Expect(t, pr.Active.OutCQ, sr, nd.Success, size)
+		ndtest.Expect(t, pr.Passive.InCQ, rr, nd.Success, size)
+		if !bytes.Equal(rbuf, want) {
+			t.Fatal("the Receive did not get the message")
+		}
+		return
+	}
 	ndtest.Expect(t, pr.Active.OutCQ, sr, nd.ErrRemoteError, -1)
 	ndtest.Expect(t, pr.Passive.InCQ, rr, nd.ErrCanceled, -1)
 	ndtest.Expect(t, pr.Passive.InCQ, other, nd.ErrCanceled, -1)

@@ -50,6 +50,9 @@ type link struct {
 	segOps    atomic.Uint64 // of which through a mapped peer segment
 	segMu     sync.RWMutex
 	peerSegs  map[uint32][]byte // the peer's AllocateMemory segments, mapped
+	sharedMu  sync.Mutex
+	shared    map[uint32]bool // our AllocateMemory segments passed to the peer
+	rvSegs    [maxIovs]segRef // encodeRendezvous's scratch (under mu)
 	// The Send rendezvous (rx.go): Sends of at least rvMin bytes (0: none)
 	// go as a descriptor when the peer announced capSend (rvOut); rvIn:
 	// this side announced it, so the peer may.

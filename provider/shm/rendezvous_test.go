@@ -183,3 +183,81 @@ func TestRendezvousCloseMidStream(t *testing.T) {
 		t.Fatalf("%d goroutines (before: %d)\n%s", runtime.NumGoroutine(), gs, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+// TestRendezvousMappedSegments: Sends by rendezvous whose buffers are all
+// AllocateMemory memory are copied by the receiver through its mapping of
+// the sender's segments (passed with the first one; Sends that overtake
+// the segment are pulled with process_vm_readv), byte-exact into a
+// scattered Receive; a Send with one Go heap buffer among them is pulled.
+func TestRendezvousMappedSegments(t *testing.T) {
+	p := testProvider(t, shm.Config{})
+	if !strings.HasPrefix(p.OneSidedMode(), "process_vm") {
+		t.Skip("process_vm_readv is not allowed here")
+	}
+	pr := ndtest.NewPair(t, p, ndtest.PairConfig{})
+	const n1, n2 = 40000, 90001
+	alloc := func(n int) []byte {
+		b, err := shm.AllocateMemory(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { shm.FreeMemory(b) })
+		return b
+	}
+	s1, s2, heap := alloc(n1+100), alloc(n2), make([]byte, n2)
+	m1, m2, mh := pr.Active.Register(t, s1), pr.Active.Register(t, s2), pr.Active.Register(t, heap)
+	r := bytes.Repeat([]byte{0xEE}, 2*(n1+n2))
+	mr := pr.Passive.Register(t, r)
+	send := func(round int, second []byte, region nd.MemoryRegion) {
+		t.Helper()
+		for i := range n1 {
+			s1[100+i] = byte(i*7 + round)
+		}
+		for i := range second {
+			second[i] = byte(i*13 + round)
+		}
+		want := append(append([]byte(nil), s1[100:100+n1]...), second...)
+		clear(r)
+		rr, sr := new(nd.Result), new(nd.Result)
+		half := (n1 + n2) / 2
+		if err := pr.Passive.Endpoint.Receive(rr, []nd.SGE{{Buffer: r[5 : 5+half], Region: mr}, {Buffer: r[n1+n2:], Region: mr}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := pr.Active.Endpoint.Send(sr, []nd.SGE{{Buffer: s1[100 : 100+n1], Region: m1}, {Buffer: second, Region: region}}, 0); err != nil {
+			t.Fatal(err)
+		}
+		ndtest.Expect(t, pr.Active.OutCQ, sr, nd.Success, n1+n2)
+		ndtest.Expect(t, pr.Passive.InCQ, rr, nd.Success, n1+n2)
+		got := append(append([]byte(nil), r[5:5+half]...), r[n1+n2:n1+n2+(n1+n2-half)]...)
+		if !bytes.Equal(got, want) || r[4] != 0 || r[5+half] != 0 {
+			t.Fatalf("round %d: the message did not land exactly", round)
+		}
+	}
+	_, pulled0 := shm.RendezvousCounts(p)
+	mapped0 := shm.MappedCount(p)
+	round := 0
+	deadline := time.Now().Add(10 * time.Second)
+	for shm.MappedCount(p) == mapped0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no Send was copied through the mapping in 10 s")
+		}
+		round++
+		send(round, s2, m2)
+		runtime.Gosched()
+	}
+	for range 5 {
+		round++
+		send(round, s2, m2)
+	}
+	_, pulled1 := shm.RendezvousCounts(p)
+	if got := shm.MappedCount(p) - mapped0; got < 5 || pulled1-pulled0 != uint64(round) {
+		t.Fatalf("%d of %d Sends by rendezvous (%d pulled or copied) went through the mapping, want the last 5 at least", got, round, pulled1-pulled0)
+	}
+	// A Go heap buffer in the list: pulled.
+	before := shm.MappedCount(p)
+	round++
+	send(round, heap, mh)
+	if shm.MappedCount(p) != before {
+		t.Fatal("a Send with a Go heap buffer was copied through a mapping")
+	}
+}

@@ -31,6 +31,8 @@ type readerState struct {
 	helper    *pullHelper               // started by the first split pull
 	share     int                       // the helper's share of a split pull, in 1/256
 	remoteB   [maxIovs]unix.RemoteIovec // the helper's part of the peer's buffers
+	iovs      [maxIovs * iovSize]byte   // a sendRVSeg's list as a sendRV's
+	mapped    [maxIovs][]byte           // a sendRVSeg's bytes in our mappings
 	done      []sent                    // acknowledged requests, to complete outside mu
 }
 
@@ -313,7 +315,9 @@ func (l *link) handle(ep *engine.Endpoint, rec shmring.Record) bool {
 		}
 		return l.placeSend(ep, data, rec.Aux&auxLast != 0)
 	case recSendRV:
-		return l.pullSend(ep, rec)
+		return l.pullSend(ep, rec, iovSize)
+	case recSendRVSeg:
+		return l.pullSend(ep, rec, segIovSize)
 	case recSendMore:
 		if len(p) < moreHeader || l.r.recv == nil || getU64(p) != l.r.msg {
 			return l.protocolError()
@@ -436,6 +440,39 @@ func (l *link) parseIovs(b []byte, length int) ([]unix.RemoteIovec, bool) {
 	return l.r.remote[:n], true
 }
 
+// parseRendezvous reads a rendezvous record's buffer list, of entry-byte
+// entries (iovSize or segIovSize), whose lengths must add up to total. With
+// segments, mapped is the list's bytes in this side's mappings of the
+// sender's segments when every entry lies in one, nil otherwise.
+func (l *link) parseRendezvous(b []byte, total, entry int) (remote []unix.RemoteIovec, mapped [][]byte, ok bool) {
+	if entry == iovSize {
+		remote, ok = l.parseIovs(b, total)
+		return remote, nil, ok
+	}
+	if len(b)%segIovSize != 0 || len(b)/segIovSize > maxIovs {
+		return nil, nil, false
+	}
+	n := len(b) / segIovSize
+	for i := range n {
+		e := b[i*segIovSize:]
+		copy(l.r.iovs[i*iovSize:], e[:iovSize])
+	}
+	if remote, ok = l.parseIovs(l.r.iovs[:n*iovSize], total); !ok {
+		return nil, nil, false
+	}
+	for i := range n {
+		e := b[i*segIovSize:]
+		id, off, ln := getU32(e[16:]), getU64(e[24:]), uint64(remote[i].Len)
+		m := l.peerSegment(id)
+		if id == 0 || m == nil || off > uint64(len(m)) || ln > uint64(len(m))-off {
+			clear(l.r.mapped[:i])
+			return remote, nil, true
+		}
+		l.r.mapped[i] = m[off : off+ln : off+ln]
+	}
+	return remote, l.r.mapped[:n], true
+}
+
 // pullSend handles a Send by rendezvous: the record names the sender's
 // buffers, which the reader copies straight into the next Receive with
 // process_vm_readv of the peer. The Receive is taken and completed exactly
@@ -449,7 +486,14 @@ func (l *link) parseIovs(b []byte, length int) ([]unix.RemoteIovec, bool) {
 // peer gone) ends the connection: the peer's Send completes with
 // ND_REMOTE_ERROR (a term record), the Receive with ND_CANCELED, as for a
 // peer that breaks off in the middle of a Send through the ring.
-func (l *link) pullSend(ep *engine.Endpoint, rec shmring.Record) bool {
+//
+// A sendRVSeg record (entry is segIovSize) also names, per buffer, the
+// sender's AllocateMemory segment holding it: when this side mapped every
+// segment named and each range lies inside its mapping, the bytes are
+// copied from the mappings instead, without a system call. A forged
+// segment or offset either fails those checks (the addresses are used) or
+// names other bytes of a segment the sender itself passed.
+func (l *link) pullSend(ep *engine.Endpoint, rec shmring.Record, entry int) bool {
 	p := rec.Payload
 	if !l.rvIn.Load() || len(p) < sendHeader || l.r.recv != nil || l.r.wmem != nil {
 		return l.protocolError()
@@ -458,7 +502,7 @@ func (l *link) pullSend(ep *engine.Endpoint, rec shmring.Record) bool {
 	if msg != l.r.msg+1 || total == 0 {
 		return l.protocolError()
 	}
-	remote, ok := l.parseIovs(p[sendHeader:], total)
+	remote, mapped, ok := l.parseRendezvous(p[sendHeader:], total, entry)
 	if !ok {
 		return l.protocolError()
 	}
@@ -466,6 +510,19 @@ func (l *link) pullSend(ep *engine.Endpoint, rec shmring.Record) bool {
 	rr := l.beginSend(ep, msg, total, getU32(p[12:]), rec.Aux)
 	if rr == nil {
 		return false
+	}
+	if mapped != nil {
+		off := 0
+		for i, src := range mapped {
+			scatterAt(rr.SGL, off, src)
+			off += len(src)
+			mapped[i] = nil
+		}
+		l.r.recvOff = total
+		l.r.rvBytes += total
+		l.t.rvPulled.Add(1)
+		l.t.rvMapped.Add(1)
+		return l.completeSend(ep)
 	}
 	if err := l.pull(rr.SGL, total, remote); err != nil {
 		// cleanup completes the Receive (l.r.recv) with ND_CANCELED.

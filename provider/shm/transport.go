@@ -41,6 +41,7 @@ type transport struct {
 	// Sends by rendezvous over the provider's connections (tests): sent
 	// as a descriptor, and pulled from the peer.
 	rvSent, rvPulled atomic.Uint64
+	rvMapped         atomic.Uint64 // Sends by rendezvous copied through a mapped segment
 }
 
 func newTransport(p *Provider) *transport {

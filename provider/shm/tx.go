@@ -37,6 +37,7 @@ const (
 	recAck
 	recTerm
 	recSendRV
+	recSendRVSeg
 )
 
 const (
@@ -51,8 +52,19 @@ const (
 	moreHeader = 8
 	rdmaHeader = 24
 	iovSize    = 16
+	segIovSize = 32
 	maxIovs    = 32
 )
+
+// segRef names bytes of an AllocateMemory segment: in a sendRVSeg entry
+// (address u64, length u64, segment u32, 0 u32, offset u64), the segment
+// the sender passed (0: none) and the entry's offset in it; a receiver that
+// mapped the segment copies from its mapping, otherwise it reads the
+// address with process_vm_readv.
+type segRef struct {
+	id  uint32
+	off uint64
+}
 
 func putU64(b []byte, v uint64)           { binary.LittleEndian.PutUint64(b, v) }
 func appendU32(b []byte, v uint32) []byte { return binary.LittleEndian.AppendUint32(b, v) }
@@ -288,15 +300,24 @@ func (l *link) encode(j *job) (bool, int) {
 }
 
 // encodeRendezvous writes the sendRV record of the Send j: its total
-// length, the window to invalidate, and its non-empty buffers by address.
+// length, the window to invalidate, and its non-empty buffers by address;
+// a sendRVSeg record when some buffer lies in an AllocateMemory segment,
+// which the peer may then copy through its mapping.
 func (l *link) encodeRendezvous(j *job) (bool, int) {
 	wr := j.wr
-	n := sendHeader
+	typ, entry := uint16(recSendRV), iovSize
+	k := 0
 	for i := range wr.SGL {
-		if len(wr.SGL[i].Buffer) > 0 {
-			n += iovSize
+		if buf := wr.SGL[i].Buffer; len(buf) > 0 {
+			id, off, ok := l.shareSegment(buf)
+			if ok {
+				typ, entry = recSendRVSeg, segIovSize
+			}
+			l.rvSegs[k] = segRef{id: id, off: off}
+			k++
 		}
 	}
+	n := sendHeader + k*entry
 	aux := uint16(0)
 	if wr.Flags&nd.FlagSendAndSolicitEvent != 0 {
 		aux |= auxSolicited
@@ -304,7 +325,7 @@ func (l *link) encodeRendezvous(j *job) (bool, int) {
 	if wr.Op == engine.OpSendInvalidate {
 		aux |= auxInvalidate
 	}
-	b := l.reserve(recSendRV, aux, n)
+	b := l.reserve(typ, aux, n)
 	if b == nil {
 		return false, n
 	}
@@ -312,11 +333,18 @@ func (l *link) encodeRendezvous(j *job) (bool, int) {
 	putU32(b[8:], uint32(wr.Length))
 	putU32(b[12:], wr.Remote.Token)
 	p := b[sendHeader:]
+	k = 0
 	for i := range wr.SGL {
 		if buf := wr.SGL[i].Buffer; len(buf) > 0 {
 			putU64(p, addrOf(buf))
 			putU64(p[8:], uint64(len(buf)))
-			p = p[iovSize:]
+			if entry == segIovSize {
+				putU32(p[16:], l.rvSegs[k].id)
+				putU32(p[20:], 0)
+				putU64(p[24:], l.rvSegs[k].off)
+			}
+			p = p[entry:]
+			k++
 		}
 	}
 	l.rvLastMsg, l.rvLastEnd = j.msg, l.tx.Reserved()

@@ -92,8 +92,7 @@ type pubTable struct {
 	cond    *sync.Cond // on mu: waiters fell
 	mem     []byte     // nil once the link is cleaned up
 	slots   [tableEntries]pubSlot
-	waiters int             // WindowUnbound calls waiting for inflight
-	sent    map[uint32]bool // AllocateMemory segments passed to the peer
+	waiters int // WindowUnbound calls waiting for inflight
 }
 
 func (t *pubTable) entry(i int) []byte {
@@ -172,18 +171,7 @@ func (l *link) WindowBound(token uint32, base uint64, buf []byte, rights nd.Flag
 		t.mu.Unlock()
 		return
 	}
-	var seg uint32
-	var segOff uint64
-	if id, size, off, fd, ok := allocationOf(buf); ok {
-		if t.sent[id] || l.sendSegment(id, size, fd) == nil {
-			if t.sent == nil {
-				t.sent = make(map[uint32]bool)
-			}
-			t.sent[id] = true
-			seg, segOff = id, off
-		}
-		unix.Close(fd)
-	}
+	seg, segOff, _ := l.shareSegment(buf)
 	s := &t.slots[i]
 	s.state, s.token, s.buf = slotPublished, token, buf
 	t.writeLocked(i, token, r, base, uint64(len(buf)), seg, segOff)
@@ -289,6 +277,41 @@ func waitIdle(p *uint32, d time.Duration) bool {
 		}
 		futexSleep(p, v, left)
 	}
+}
+
+// shareSegment returns the AllocateMemory segment that holds all of buf and
+// buf's offset in it, after passing the segment's memfd to the peer the
+// first time; ok is false if buf is not in such a segment or the memfd
+// could not be passed. Safe for concurrent use; it may be called with mu
+// or the window table's mu held (sharedMu and the socket's lock are
+// taken after them).
+func (l *link) shareSegment(buf []byte) (id uint32, off uint64, ok bool) {
+	id, off, ok = segmentOf(buf)
+	if !ok {
+		return 0, 0, false
+	}
+	l.sharedMu.Lock()
+	defer l.sharedMu.Unlock()
+	if l.shared[id] {
+		return id, off, true
+	}
+	id2, size, off2, fd, ok := allocationOf(buf)
+	if !ok || id2 != id || off2 != off {
+		if ok {
+			unix.Close(fd)
+		}
+		return 0, 0, false
+	}
+	err := l.sendSegment(id, size, fd)
+	unix.Close(fd)
+	if err != nil {
+		return 0, 0, false
+	}
+	if l.shared == nil {
+		l.shared = make(map[uint32]bool)
+	}
+	l.shared[id] = true
+	return id, off, true
 }
 
 // sendSegment passes an AllocateMemory segment's memfd to the peer:
