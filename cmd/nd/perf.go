@@ -217,6 +217,9 @@ run of consecutive requests, summed over the connections (with -D it is the
 average). Latency columns, in microseconds over the iterations (with -D over
 the first %d):
   #bytes #iterations t_min t_max t_typical(median) t_avg t_stdev 99%% 99.9%%
+--json adds client_cpu_usec_per_op to each row: the client process's CPU
+time (user and system) over the timed part per request (bw tests) or per
+iteration (lat tests); polling keeps a core busy, so compare it with -b.
 With --plot, bandwidth or latency against message size is drawn into a PNG.
 On a terminal a progress line shows the size being measured.
 Polling (the default, as perftest) keeps a core busy on each side; on a host

@@ -65,6 +65,14 @@ func (c *perfConfig) drive(ctx context.Context, a nd.Adapter, remote netip.AddrP
 	return rep.finish()
 }
 
+// perOp is cpu per operation in microseconds (0 without operations).
+func perOp(cpu time.Duration, ops int64) float64 {
+	if ops <= 0 {
+		return 0
+	}
+	return float64(cpu.Microseconds()) / float64(ops)
+}
+
 // step measures messages of size bytes on every connection at once and
 // adds the row to rep.
 func (c *perfConfig) step(conns []*perfConn, size int, rep *perfReport) error {
@@ -79,6 +87,7 @@ func (c *perfConfig) step(conns []*perfConn, size int, rep *perfReport) error {
 		}
 	}
 	var err error
+	cpu0 := cpuTime()
 	if len(conns) == 1 {
 		err = conns[0].measure(size, iters, dur)
 	} else {
@@ -98,6 +107,7 @@ func (c *perfConfig) step(conns []*perfConn, size int, rep *perfReport) error {
 		wg.Wait()
 		err = errors.Join(errs...)
 	}
+	cpu := cpuTime() - cpu0
 	if err != nil {
 		return err
 	}
@@ -107,9 +117,13 @@ func (c *perfConfig) step(conns []*perfConn, size int, rep *perfReport) error {
 		}
 	}
 	if c.test.lat {
-		rep.addLat(latencyRow(conns[0], size))
+		row := latencyRow(conns[0], size)
+		row.CPUPerOp = perOp(cpu, row.Iterations)
+		rep.addLat(row)
 	} else {
-		rep.addBW(bandwidthRow(conns, size, c.gbits))
+		row := bandwidthRow(conns, size, c.gbits)
+		row.CPUPerOp = perOp(cpu, row.Iterations)
+		rep.addBW(row)
 	}
 	return nil
 }

@@ -16,6 +16,9 @@ type perfBWRow struct {
 	BWPeak     float64 `json:"bw_peak"`
 	BWAverage  float64 `json:"bw_average"`
 	MsgRate    float64 `json:"msg_rate_mpps"`
+	// CPUPerOp is the client process's CPU time (user and system) over
+	// the timed part, per request of every connection, in microseconds.
+	CPUPerOp float64 `json:"client_cpu_usec_per_op"`
 }
 
 // perfLatRow is a row of a latency test, in microseconds.
@@ -29,6 +32,10 @@ type perfLatRow struct {
 	TStdev     float64 `json:"t_stdev_usec"`
 	P99        float64 `json:"p99_usec"`
 	P999       float64 `json:"p99_9_usec"`
+	// CPUPerOp is the client process's CPU time (user and system) over
+	// the timed part, per iteration (a round trip, or a Read), in
+	// microseconds.
+	CPUPerOp float64 `json:"client_cpu_usec_per_op"`
 }
 
 // perfPeakWindows bounds the work of finding the peak: about this many

@@ -165,10 +165,19 @@ func TestPerfSweep(t *testing.T) {
 				t.Errorf("--json: test %q, provider %q, parameters %+v, units %v, %d rows; want %d rows in %s",
 					doc.Test, doc.Provider, doc.Parameters, doc.Units, len(doc.Results), len(all), tt.unit)
 			}
+			cpu := 0.0
 			for i, row := range doc.Results {
 				if int(row["bytes"]) != all[i] || row["iterations"] != 3 || row["bw_average"] <= 0 && row["t_typical_usec"] <= 0 {
 					t.Errorf("--json row %d: %v", i, row)
 				}
+				c, ok := row["client_cpu_usec_per_op"]
+				if !ok || c < 0 {
+					t.Errorf("--json row %d has no client_cpu_usec_per_op: %v", i, row)
+				}
+				cpu += c
+			}
+			if cpu <= 0 {
+				t.Errorf("--json: no CPU time over the %d sizes", len(all))
 			}
 			f, err := os.Open(png)
 			if err != nil {
