@@ -11,7 +11,7 @@ trap 'rm -rf "$work"' EXIT
 go build -o "$work/nd" ./cmd/nd
 OUT=${OUT:-bench/shm-results.txt}
 {
-	echo "provider/shm between two processes (nd perf with no address starts the server as a second process), -b"
+	echo "provider/shm between two processes (nd perf with no address starts the server as a second process), -b; windows and Send sources in shm.AllocateMemory memory (nd perf's default over shm)"
 	echo "host: $(nproc) cores; MB = 2^20 bytes"
 	echo
 	echo "Send/Receive half round-trip (nd perf send_lat), usec:"
