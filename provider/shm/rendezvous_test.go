@@ -253,6 +253,28 @@ func TestRendezvousMappedSegments(t *testing.T) {
 	if got := shm.MappedCount(p) - mapped0; got < 5 || pulled1-pulled0 != uint64(round) {
 		t.Fatalf("%d of %d Sends by rendezvous (%d pulled or copied) went through the mapping, want the last 5 at least", got, round, pulled1-pulled0)
 	}
+	// The mapped copy allocates nothing.
+	if !raceEnabled {
+		rr, sr := new(nd.Result), new(nd.Result)
+		var out [1]*nd.Result
+		wait := func(cq nd.CompletionQueue) {
+			for cq.GetResults(out[:]) == 0 {
+				runtime.Gosched()
+			}
+		}
+		before := shm.MappedCount(p)
+		rsgl := []nd.SGE{{Buffer: r[:n1+n2], Region: mr}}
+		ssgl := []nd.SGE{{Buffer: s1[100 : 100+n1], Region: m1}, {Buffer: s2, Region: m2}}
+		allocs := testing.AllocsPerRun(20, func() {
+			pr.Passive.Endpoint.Receive(rr, rsgl)
+			pr.Active.Endpoint.Send(sr, ssgl, 0)
+			wait(pr.Active.OutCQ)
+			wait(pr.Passive.InCQ)
+		})
+		if allocs != 0 || shm.MappedCount(p)-before != 21 {
+			t.Fatalf("%v allocations per Send copied through the mapping (%d of 21 mapped), want 0", allocs, shm.MappedCount(p)-before)
+		}
+	}
 	// A Go heap buffer in the list: pulled.
 	before := shm.MappedCount(p)
 	round++
