@@ -51,24 +51,9 @@ func (l *pollLink) Watch() { l.watches.Add(1) }
 // it) and calls Watch when it does wait. Once the connection ended the
 // link is no longer polled.
 func TestPoller(t *testing.T) {
-	a := NewAdapter(netip.MustParseAddr("127.0.0.1"), nd.AdapterInfo{
-		MaxInboundSGE: 1, MaxInboundRequests: 4, MaxInboundLength: 64,
-		MaxOutboundSGE: 1, MaxOutboundRequests: 4, MaxOutboundLength: 64,
-		MaxCQEntries: 8, MaxRegistrationSize: 64, MaxWindowSize: 64,
-	}, noTransport{})
-	defer a.Close()
-	cq, err := a.CreateCompletionQueue(4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := a.CreateConnector()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := c.CreateEndpoint(cq, cq, nd.EndpointLimits{InboundEntries: 2, OutboundEntries: 1, InboundSGE: 1, OutboundSGE: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newTestAdapter(t)
+	cq := newTestCQ(t, a)
+	e := newTestEndpoint(t, a, cq, cq, 2)
 	ep := e.(*Endpoint)
 	link := &pollLink{}
 	if err := ep.attach(link, 0, 0); err != nil {
