@@ -17,13 +17,17 @@ import (
 // registered allocates and registers a buffer of size bytes, filled with a
 // pattern (which also faults its pages in before the timing starts).
 func registered(ctx context.Context, a nd.Adapter, size int) ([]byte, nd.MemoryRegion, error) {
-	buf := make([]byte, size)
+	return register(ctx, a, make([]byte, size))
+}
+
+// register fills buf with the pattern of registered and registers it.
+func register(ctx context.Context, a nd.Adapter, buf []byte) ([]byte, nd.MemoryRegion, error) {
 	for i := range buf {
 		buf[i] = byte(i*7 + 1)
 	}
 	mr, err := a.RegisterMemory(ctx, buf)
 	if err != nil {
-		return nil, nil, fmt.Errorf("RegisterMemory of %d bytes: %w", size, err)
+		return nil, nil, fmt.Errorf("RegisterMemory of %d bytes: %w", len(buf), err)
 	}
 	return buf, mr, nil
 }
@@ -82,16 +86,11 @@ func (w windowAlloc) registered(ctx context.Context, a nd.Adapter, size int) ([]
 	if err != nil {
 		return nil, nil, err
 	}
-	buf = buf[:size]
-	for i := range buf {
-		buf[i] = byte(i*7 + 1)
-	}
-	mr, err := a.RegisterMemory(ctx, buf)
+	buf, mr, err := register(ctx, a, buf[:size])
 	if err != nil {
 		w.free(buf)
-		return nil, nil, fmt.Errorf("RegisterMemory of %d bytes: %w", size, err)
 	}
-	return buf, mr, nil
+	return buf, mr, err
 }
 
 // free releases what get returned, once its registration ended; nil is

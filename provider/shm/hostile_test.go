@@ -443,6 +443,7 @@ func TestHostileRendezvous(t *testing.T) {
 		recv  nd.Status // the first Receive's status; Success: the connection stays
 		term  bool      // a term record (ND_REMOTE_ERROR, msg 1) comes back
 		n     int       // bytes placed at the start of the first Receive
+		seg   bool      // a sendRVSeg naming segment 7 at offset 1<<62 in every entry
 	}{
 		{name: "Valid", probe: true, msg: 1, total: 5000, iovs: []iov{at(0, 3000), at(8000, 2000)}, recv: nd.Success, n: 5000},
 		{name: "ExactFit", probe: true, msg: 1, total: recvSize, iovs: []iov{at(100, recvSize)}, recv: nd.Success, n: recvSize},
@@ -465,6 +466,11 @@ func TestHostileRendezvous(t *testing.T) {
 		{name: "WrongMessage", probe: true, msg: 2, total: 16, iovs: []iov{at(0, 16)}, recv: nd.ErrCanceled},
 		{name: "InsideRingSend", probe: true, typ: recSend, msg: 2, total: 16, iovs: []iov{at(0, 16)}, recv: nd.ErrCanceled},
 		{name: "NotAnnounced", probe: false, msg: 1, total: 16, iovs: []iov{at(0, 16)}, recv: nd.ErrCanceled},
+		// Segments this side never mapped: the addresses are used.
+		{name: "SegValid", probe: true, seg: true, msg: 1, total: 5000, iovs: []iov{at(0, 3000), at(8000, 2000)}, recv: nd.Success, n: 5000},
+		{name: "SegForgedAddress", probe: true, seg: true, msg: 1, total: 4096, iovs: []iov{{0x1000, 4096}}, recv: nd.ErrCanceled, term: true},
+		{name: "SegRaggedList", probe: true, seg: true, msg: 1, total: 16, iovs: []iov{at(0, 16)}, raw: []byte{8}, recv: nd.ErrCanceled},
+		{name: "SegLengthsDisagree", probe: true, seg: true, msg: 1, total: 4096, iovs: []iov{at(0, 4000)}, recv: nd.ErrCanceled},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -496,10 +502,17 @@ func TestHostileRendezvous(t *testing.T) {
 				payload = appendU32(appendU32(appendU64(nil, c.msg), c.total), 0)
 				for _, v := range c.iovs {
 					payload = appendU64(appendU64(payload, v.addr), v.n)
+					if c.seg {
+						payload = appendU64(appendU32(appendU32(payload, 7), 0), 1<<62)
+					}
 				}
 				payload = append(payload, c.raw...)
 			}
-			b, err := prod.Reserve(recSendRV, 0, len(payload))
+			typ := uint16(recSendRV)
+			if c.seg {
+				typ = recSendRVSeg
+			}
+			b, err := prod.Reserve(typ, 0, len(payload))
 			if b == nil {
 				t.Fatalf("Reserve: %v", err)
 			}

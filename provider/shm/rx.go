@@ -31,7 +31,6 @@ type readerState struct {
 	helper    *pullHelper               // started by the first split pull
 	share     int                       // the helper's share of a split pull, in 1/256
 	remoteB   [maxIovs]unix.RemoteIovec // the helper's part of the peer's buffers
-	iovs      [maxIovs * iovSize]byte   // a sendRVSeg's list as a sendRV's
 	mapped    [maxIovs][]byte           // a sendRVSeg's bytes in our mappings
 	done      []sent                    // acknowledged requests, to complete outside mu
 }
@@ -345,7 +344,7 @@ func (l *link) handle(ep *engine.Endpoint, rec shmring.Record) bool {
 			l.protectReadResponses(mem)
 		}
 		if rec.Aux&auxByAddress != 0 {
-			iovs, ok := l.parseIovs(p[rdmaHeader:], length)
+			iovs, ok := l.parseIovs(p[rdmaHeader:], length, iovSize)
 			if !ok {
 				return l.protocolError()
 			}
@@ -418,16 +417,17 @@ func (l *link) handle(ep *engine.Endpoint, rec shmring.Record) bool {
 	return l.protocolError()
 }
 
-// parseIovs reads the initiator's buffer list; their lengths must add up
-// to length.
-func (l *link) parseIovs(b []byte, length int) ([]unix.RemoteIovec, bool) {
-	if len(b)%iovSize != 0 || len(b)/iovSize > maxIovs {
+// parseIovs reads the initiator's buffer list, entries of entry bytes
+// (iovSize, or segIovSize in a sendRVSeg) that start with (address u64,
+// length u64); their lengths must add up to length.
+func (l *link) parseIovs(b []byte, length, entry int) ([]unix.RemoteIovec, bool) {
+	if len(b)%entry != 0 || len(b)/entry > maxIovs {
 		return nil, false
 	}
-	n := len(b) / iovSize
+	n := len(b) / entry
 	total := uint64(0)
 	for i := range n {
-		a, ln := getU64(b[i*iovSize:]), getU64(b[i*iovSize+8:])
+		a, ln := getU64(b[i*entry:]), getU64(b[i*entry+8:])
 		if ln > 1<<31 || a+ln < a {
 			return nil, false
 		}
@@ -445,22 +445,10 @@ func (l *link) parseIovs(b []byte, length int) ([]unix.RemoteIovec, bool) {
 // segments, mapped is the list's bytes in this side's mappings of the
 // sender's segments when every entry lies in one, nil otherwise.
 func (l *link) parseRendezvous(b []byte, total, entry int) (remote []unix.RemoteIovec, mapped [][]byte, ok bool) {
-	if entry == iovSize {
-		remote, ok = l.parseIovs(b, total)
+	if remote, ok = l.parseIovs(b, total, entry); !ok || entry == iovSize {
 		return remote, nil, ok
 	}
-	if len(b)%segIovSize != 0 || len(b)/segIovSize > maxIovs {
-		return nil, nil, false
-	}
-	n := len(b) / segIovSize
-	for i := range n {
-		e := b[i*segIovSize:]
-		copy(l.r.iovs[i*iovSize:], e[:iovSize])
-	}
-	if remote, ok = l.parseIovs(l.r.iovs[:n*iovSize], total); !ok {
-		return nil, nil, false
-	}
-	for i := range n {
+	for i := range remote {
 		e := b[i*segIovSize:]
 		id, off, ln := getU32(e[16:]), getU64(e[24:]), uint64(remote[i].Len)
 		m := l.peerSegment(id)
@@ -470,7 +458,7 @@ func (l *link) parseRendezvous(b []byte, total, entry int) (remote []unix.Remote
 		}
 		l.r.mapped[i] = m[off : off+ln : off+ln]
 	}
-	return remote, l.r.mapped[:n], true
+	return remote, l.r.mapped[:len(remote)], true
 }
 
 // pullSend handles a Send by rendezvous: the record names the sender's
