@@ -41,6 +41,9 @@ type link struct {
 
 	ep atomic.Pointer[engine.Endpoint]
 	rx atomic.Uint64 // inbound FPDUs, for the response watchdog
+	// inSyscall counts reads and writes of at least longRead bytes in
+	// progress: pollers yield the processor to them (poll.go).
+	inSyscall atomic.Int32
 
 	mu            sync.Mutex
 	wake          chan struct{} // the writer's doorbell
@@ -121,6 +124,7 @@ func newLink(t *transport, c *net.TCPConn, active bool) *link {
 	}
 	l.sr = sr
 	sr.ring = l.ring
+	sr.busy = &l.inSyscall
 	sr.activity = func() uint64 {
 		if ep := l.ep.Load(); ep != nil {
 			return ep.PollActivity()

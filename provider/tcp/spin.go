@@ -3,6 +3,7 @@ package tcp
 import (
 	"net"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -25,6 +26,10 @@ type spinReader struct {
 	// next read (deferRing); ring does that wake-up.
 	deferred bool
 	ring     func()
+	// busy: the link's count of long reads and writes in progress; the
+	// reader counts its own long reads there, and yields the processor
+	// while it waits and the count is not zero.
+	busy *atomic.Int32
 
 	// One non-blocking read's buffer and outcome; readFn is built once so
 	// that a read allocates nothing.
@@ -33,6 +38,10 @@ type spinReader struct {
 	errno  syscall.Errno
 	readFn func(fd uintptr) bool
 }
+
+// longRead: a read of at least this many bytes may copy long enough inside
+// the kernel that pollers on this processor should yield to it.
+const longRead = 64 << 10
 
 func newSpinReader(c *net.TCPConn, spin time.Duration) *spinReader {
 	r := &spinReader{c: c, spin: spin}
@@ -87,7 +96,14 @@ func (r *spinReader) Read(p []byte) (int, error) {
 	var seen uint64
 	for i := 0; ; i++ {
 		r.buf = p
+		long := r.busy != nil && len(p) >= longRead
+		if long {
+			r.busy.Add(1)
+		}
 		err := r.raw.Read(r.readFn)
+		if long {
+			r.busy.Add(-1)
+		}
 		r.buf = nil
 		if err != nil {
 			return r.c.Read(p)
@@ -104,6 +120,9 @@ func (r *spinReader) Read(p []byte) (int, error) {
 		// a core) the goroutine that polls the completion queue, and
 		// the writer, must get to run while the reader waits.
 		runtime.Gosched()
+		if r.busy != nil && r.busy.Load() > 0 {
+			yieldProcessor()
+		}
 		if i&15 == 15 {
 			now := time.Now()
 			if r.activity != nil {

@@ -48,7 +48,16 @@ func (s *sender) flush() error {
 		return nil
 	}
 	s.bufs = s.iov
+	// A long write copies inside the kernel for a while: pollers on this
+	// processor yield to it meanwhile (Poll, spinReader).
+	long := s.bytes >= longRead
+	if long {
+		s.l.inSyscall.Add(1)
+	}
 	_, err := s.bufs.WriteTo(s.l.conn)
+	if long {
+		s.l.inSyscall.Add(-1)
+	}
 	clear(s.iov)
 	s.iov, s.scratch, s.bytes = s.iov[:0], s.scratch[:0], 0
 	return err
