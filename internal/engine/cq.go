@@ -37,6 +37,11 @@ type CQ struct {
 	// queue is empty (Poller).
 	polled atomic.Pointer[[]*Endpoint]
 
+	// live is false only while the queue holds nothing and no completion
+	// is pending for Notify: take then has nothing to do and skips mu.
+	// Written under mu.
+	live atomic.Bool
+
 	// emptyPolls counts the GetResults calls that found nothing: a
 	// transport's receiver keeps polling its connection while it grows
 	// (the application is polling too), see Endpoint.PollActivity.
@@ -89,6 +94,7 @@ func (q *CQ) push(res *nd.Result, owner *atomic.Int32, solicited bool) bool {
 	}
 	q.ring[(q.head+q.size)%len(q.ring)] = completion{res, owner}
 	q.size++
+	q.live.Store(true)
 	failed := res.Status != nd.Success
 	q.pendingAny = true
 	if solicited || failed {
@@ -126,6 +132,9 @@ func (q *CQ) GetResults(results []*nd.Result) int {
 
 // take moves up to len(results) completions out of the queue.
 func (q *CQ) take(results []*nd.Result) int {
+	if !q.live.Load() {
+		return 0
+	}
 	q.mu.Lock()
 	n := 0
 	for n < len(results) && q.size > 0 {
@@ -140,6 +149,7 @@ func (q *CQ) take(results []*nd.Result) int {
 	if n < len(results) {
 		// Drained: what arrived so far has been seen.
 		q.pendingAny, q.pendingSolicited = false, false
+		q.live.Store(false)
 	}
 	q.mu.Unlock()
 	return n

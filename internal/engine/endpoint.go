@@ -140,14 +140,18 @@ func (ep *Endpoint) postOutbound(op Op, res *nd.Result, sgl []nd.SGE, flags nd.F
 	wr := ep.sq.reserve(op, res, flags)
 	wr.Remote, wr.Offset, wr.Length = remote, offset, total
 	ep.fillSGL(wr, sgl)
-	ended := ep.state == epEnded
-	if ended {
+	if ep.state == epEnded {
 		ep.finishLocked(&ep.sq, wr, nd.ErrCanceled)
+		ep.unlock()
+		return nil
 	}
-	ep.unlock()
-	if !ended {
-		ep.pump()
+	// Issue it now, unless a pump runs: that one issues it.
+	if ep.pumping {
+		ep.mu.Unlock()
+		return nil
 	}
+	ep.pumping = true
+	ep.pumpLocked()
 	return nil
 }
 
@@ -313,14 +317,18 @@ func (ep *Endpoint) Invalidate(res *nd.Result, mw nd.MemoryWindow, flags nd.Flag
 	}
 	wr := ep.sq.reserve(OpInvalidate, res, flags)
 	wr.window = w
-	ended := ep.state == epEnded
-	if ended {
+	if ep.state == epEnded {
 		ep.finishLocked(&ep.sq, wr, nd.ErrCanceled)
+		ep.unlock()
+		return nil
 	}
-	ep.unlock()
-	if !ended {
-		ep.pump()
+	// Issue it now, unless a pump runs: that one issues it.
+	if ep.pumping {
+		ep.mu.Unlock()
+		return nil
 	}
+	ep.pumping = true
+	ep.pumpLocked()
 	return nil
 }
 

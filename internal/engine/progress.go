@@ -13,6 +13,12 @@ func (ep *Endpoint) pump() {
 		return
 	}
 	ep.pumping = true
+	ep.pumpLocked()
+}
+
+// pumpLocked is the pump's loop: called with ep.mu held by the goroutine
+// that just set pumping, it returns with ep.mu released.
+func (ep *Endpoint) pumpLocked() {
 	for {
 		wr := ep.nextOutboundLocked()
 		if wr == nil {
@@ -91,8 +97,13 @@ func (ep *Endpoint) CompleteOutbound(wr *WorkRequest, seq uint64, st nd.Status) 
 		return
 	}
 	ep.finishLocked(&ep.sq, wr, st)
+	// A finished Read may release a fence or the read limit for requests
+	// not issued yet; a running pump sees that itself.
+	waiting := !ep.pumping && ep.sq.next != ep.sq.tail
 	ep.unlock()
-	ep.pump() // a finished Read may release a fence or the read limit
+	if waiting {
+		ep.pump()
+	}
 }
 
 // finishLocked records wr's final status (unless it was flushed already),
