@@ -67,9 +67,9 @@ type link struct {
 	closed   atomic.Bool   // mirrors closing, for the reader
 	rxCount  atomic.Uint64 // records received, for the watchdog
 	// The inbound message the reader is handing to the engine, named in
-	// the Terminate record if the engine ends the connection meanwhile.
-	curMsg  atomic.Uint64
-	curSend atomic.Bool
+	// the Terminate record if the engine ends the connection meanwhile;
+	// curSendBit marks a Send.
+	curMsg atomic.Uint64
 
 	sendMu sync.Mutex // socket writes
 
@@ -87,7 +87,6 @@ type link struct {
 	unconf      fifo[sent] // requests sent, waiting for the peer's Ack
 	nextMsg     uint64     // number of the last outbound message
 	ackedUpTo   uint64     // inbound: the last message acknowledged
-	doneUpTo    uint64     // inbound: the last message handled
 	txErr       error
 	readResps   int        // Read responses queued and not yet in the ring
 	maxResps    int        // the peer's read limit (ORD) as negotiated; -1: not yet known
@@ -341,11 +340,15 @@ func (l *link) Close(status nd.Status) {
 		return
 	}
 	st := status
-	if l.curSend.Load() {
+	if msg&curSendBit != 0 {
 		st = nd.ErrRemoteError
 	}
-	l.shutdownTerm(status, msg, st, false)
+	l.shutdownTerm(status, msg&^curSendBit, st, false)
 }
+
+// curSendBit marks curMsg's message as a Send (message numbers stay far
+// below it).
+const curSendBit = 1 << 63
 
 func (l *link) shutdown(status nd.Status, notify bool) { l.shutdownTerm(status, 0, 0, notify) }
 

@@ -16,6 +16,8 @@ import (
 // ended).
 type readerState struct {
 	msg       uint64 // the last inbound message started
+	doneUpTo  uint64 // the last inbound message handled
+	cur       bool   // curMsg names the message being handled
 	recv      *engine.WorkRequest
 	recvTotal int
 	recvOff   int
@@ -126,6 +128,16 @@ func (l *link) consumeLocked(ep *engine.Endpoint) (int, bool) {
 	if l.rxEnded || l.rxStop {
 		return 0, false
 	}
+	n, ok := l.consumeRecordsLocked(ep)
+	if n > 0 {
+		l.rxCount.Add(uint64(n))
+	}
+	return n, ok
+}
+
+// consumeRecordsLocked is consumeLocked's loop: it returns the records it
+// looked at (handled, or refused last) and false when the link ended.
+func (l *link) consumeRecordsLocked(ep *engine.Endpoint) (int, bool) {
 	n := 0
 	for {
 		rec, ok, err := l.rx.Next()
@@ -143,12 +155,11 @@ func (l *link) consumeLocked(ep *engine.Endpoint) (int, bool) {
 			l.rxStop = true
 			return n, false
 		}
-		l.rxCount.Add(1)
+		n++
 		if !l.handle(ep, rec) {
 			l.rxStop = true
 			return n, false
 		}
-		n++
 		l.rx.Publish()
 		if l.r.unacked >= ackEvery || l.r.rvBytes >= ackBytes {
 			l.flushAck()
@@ -196,17 +207,18 @@ func (l *link) flushAck() {
 	}
 	l.r.unacked, l.r.rvBytes = 0, 0
 	l.mu.Lock()
-	l.queueAckLocked(l.doneUpTo)
+	l.queueAckLocked(l.r.doneUpTo)
 	l.mu.Unlock()
 }
 
 // handled records that inbound message msg was handled.
 func (l *link) handled(msg uint64) {
-	l.mu.Lock()
-	l.doneUpTo = msg
-	l.mu.Unlock()
+	l.r.doneUpTo = msg
 	l.r.unacked++
-	l.curMsg.Store(0)
+	if l.r.cur {
+		l.r.cur = false
+		l.curMsg.Store(0)
+	}
 }
 
 // protocolError ends the connection on a malformed record.
@@ -526,8 +538,8 @@ func (l *link) pullSend(ep *engine.Endpoint, rec shmring.Record, entry int) bool
 // and records it as the one in progress. It returns nil when the engine
 // ended the connection (Close told the peer).
 func (l *link) beginSend(ep *engine.Endpoint, msg uint64, total int, token uint32, aux uint16) *engine.WorkRequest {
-	l.curSend.Store(true)
-	l.curMsg.Store(msg)
+	l.r.cur = true
+	l.curMsg.Store(msg | curSendBit)
 	rr, _ := ep.TakeReceive(total)
 	if rr == nil {
 		return nil
@@ -558,7 +570,6 @@ func (l *link) completeSend(ep *engine.Endpoint) bool {
 		st = ep.InvalidateWindow(l.r.recvToken)
 	}
 	ep.CompleteReceive(rr, l.r.recvTotal, st, l.r.recvAux&auxSolicited != 0)
-	l.curSend.Store(false)
 	if st != nd.Success {
 		return false
 	}
