@@ -174,6 +174,7 @@ out.append("godirect beside UCX, libfabric and plain Go, measured in one run (be
 out.append(f"host: {os.uname().nodename}, {os.cpu_count()} cores; server on core 0, client on core 1")
 out.append("nd perf polls its completion queue (its default, as perftest) unless the row says -b (it blocks in Notify);")
 out.append("over shm its windows are shm.AllocateMemory's memory unless the row says -heap (Go heap memory)")
+out.append("warm-up before measuring: ucx_perftest's default (-w 10000), nd perf's default (-w: up to 10000 round trips, 256 MiB of messages)")
 out.append("ratio: the figure over the best of UCX and libfabric on the same transport")
 out.append("")
 out.append(f"{'figure':38} {'tool':30} {'value':>10} {'ratio':>7}")

@@ -18,18 +18,20 @@ import (
 )
 
 const (
-	perfPort        = 18515   // perftest's default port
-	perfBWSize      = 65536   // perftest's default message size of the bandwidth tests
-	perfLatSize     = 2       // and of the latency tests
-	perfBWIters     = 5000    // perftest's default iterations of the bandwidth tests
-	perfLatIters    = 1000    // and of the latency tests
-	perfTxDepth     = 128     // perftest's default tx depth of the bandwidth tests
-	perfAllMin      = 2       // -a: the smallest size
-	perfAllMax      = 1 << 23 // -a: the largest size
-	perfMaxQPs      = 256     // -q at most
-	perfMaxTxDepth  = 1 << 16 // -t at most
-	perfMaxSamples  = 1 << 20 // latency samples kept per size with -D
-	perfMaxDuration = 3600    // -D at most, in seconds
+	perfPort        = 18515     // perftest's default port
+	perfBWSize      = 65536     // perftest's default message size of the bandwidth tests
+	perfLatSize     = 2         // and of the latency tests
+	perfBWIters     = 5000      // perftest's default iterations of the bandwidth tests
+	perfLatIters    = 1000      // and of the latency tests
+	perfTxDepth     = 128       // perftest's default tx depth of the bandwidth tests
+	perfWarmLat     = 10000     // warm-up iterations of the latency tests at most (ucx_perftest's -w)
+	perfWarmBytes   = 256 << 20 // warm-up bytes of the bandwidth tests at most
+	perfAllMin      = 2         // -a: the smallest size
+	perfAllMax      = 1 << 23   // -a: the largest size
+	perfMaxQPs      = 256       // -q at most
+	perfMaxTxDepth  = 1 << 16   // -t at most
+	perfMaxSamples  = 1 << 20   // latency samples kept per size with -D
+	perfMaxDuration = 3600      // -D at most, in seconds
 )
 
 // perfOp is the operation a test measures.
@@ -86,6 +88,7 @@ type perfConfig struct {
 	size       byteSize
 	all        bool
 	iters      int
+	warmup     int // -1: the default (warmupIters)
 	duration   int // -D: seconds per size, 0 to run by iterations
 	port       uint
 	portSet    bool
@@ -166,6 +169,7 @@ func (c *perfConfig) define(fs *flag.FlagSet) {
 	both("s", "size", nil, &c.size, "message size in `bytes` (suffixes K, M, G; default 65536 for bw tests, 2 for lat tests)")
 	both("a", "all", nil, &c.all, "run the sizes from 2 to 2^23 bytes, doubling")
 	both("n", "iters", 0, &c.iters, "`iterations` per size (default 5000 for bw tests, 1000 for lat tests)")
+	both("w", "warmup", -1, &c.warmup, "`iterations` before the first size, not measured (default: as many as -n, at most 10000 for lat tests and 256 MiB of messages for bw tests)")
 	both("D", "duration", 0, &c.duration, "run each size for `seconds` instead of a number of iterations")
 	both("p", "port", uint(perfPort), &c.port, "the `port` to listen on or connect to (ADDRESS:PORT overrides it)")
 	both("q", "qp", 1, &c.qps, "`connections` (endpoints) in parallel, results aggregated (bw tests)")
@@ -295,6 +299,8 @@ func (c *perfConfig) parse(fs *flag.FlagSet, args []string) error {
 		return usagef("-s %d: the size must be 1 to %d bytes", c.size, maxServedSize)
 	case c.iters < 1:
 		return usagef("-n %d: at least 1 iteration", c.iters)
+	case c.warmup < -1:
+		return usagef("-w %d: the warm-up takes 0 iterations or more", c.warmup)
 	case c.duration < 0 || c.duration > perfMaxDuration:
 		return usagef("-D %d: the duration must be 0 to %d seconds", c.duration, perfMaxDuration)
 	case c.port > 65535:

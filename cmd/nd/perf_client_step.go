@@ -119,11 +119,12 @@ func (pc *perfConn) latency(size, iters int, dur time.Duration) error {
 	pc.n = 0
 	pc.start = time.Now()
 	stop := pc.start.Add(dur)
+	// One clock reading per iteration: its end is the next one's start.
+	t0 := pc.start
 	for i := 0; ; i++ {
-		if dur > 0 && !time.Now().Before(stop) || dur == 0 && i == iters {
+		if dur > 0 && !t0.Before(stop) || dur == 0 && i == iters {
 			break
 		}
-		t0 := time.Now()
 		var err error
 		switch pc.test.op {
 		case opSend:
@@ -136,11 +137,13 @@ func (pc *perfConn) latency(size, iters int, dur time.Duration) error {
 		if err != nil {
 			return fmt.Errorf("iteration %d: %w", i, err)
 		}
+		t1 := time.Now()
 		if i < len(pc.samples) {
-			pc.samples[i] = int64(time.Since(t0))
+			pc.samples[i] = int64(t1.Sub(t0))
 		}
+		t0 = t1
 	}
-	pc.end = time.Now()
+	pc.end = t0
 	return nil
 }
 

@@ -41,6 +41,11 @@ func (c *perfConfig) drive(ctx context.Context, a nd.Adapter, remote netip.AddrP
 	}
 	rep := c.newReport(a.Address(), remote, conns[0], out)
 	rep.header()
+	if w := c.warmupIters(sizes[0]); w > 0 {
+		if _, err := c.runStep(conns, sizes[0], w, 0); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+	}
 	for k, size := range sizes {
 		rep.progress(k, len(sizes), size)
 		if err := c.step(conns, size, rep); err != nil {
@@ -81,9 +86,41 @@ func (c *perfConfig) step(conns []*perfConn, size int, rep *perfReport) error {
 		iters = 0
 	}
 	dur := time.Duration(c.duration) * time.Second
+	cpu, err := c.runStep(conns, size, iters, dur)
+	if err != nil {
+		return err
+	}
+	if c.test.lat {
+		row := latencyRow(conns[0], size)
+		row.CPUPerOp = perOp(cpu, row.Iterations)
+		rep.addLat(row)
+	} else {
+		row := bandwidthRow(conns, size, c.gbits)
+		row.CPUPerOp = perOp(cpu, row.Iterations)
+		rep.addBW(row)
+	}
+	return nil
+}
+
+// warmupIters is the number of iterations of size bytes run before the
+// first size (-w).
+func (c *perfConfig) warmupIters(size int) int {
+	if c.warmup >= 0 {
+		return c.warmup
+	}
+	if c.test.lat {
+		return min(c.iters, perfWarmLat)
+	}
+	return min(c.iters, max(1, perfWarmBytes/size))
+}
+
+// runStep makes one step of messages of size bytes on every connection at
+// once (iters of them, or for dur) and returns the client's CPU time
+// meanwhile.
+func (c *perfConfig) runStep(conns []*perfConn, size, iters int, dur time.Duration) (time.Duration, error) {
 	for _, pc := range conns {
 		if err := pc.begin(size, iters); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	var err error
@@ -109,21 +146,12 @@ func (c *perfConfig) step(conns []*perfConn, size int, rep *perfReport) error {
 	}
 	cpu := cpuTime() - cpu0
 	if err != nil {
-		return err
+		return 0, err
 	}
 	for _, pc := range conns {
 		if err := pc.finish(); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	if c.test.lat {
-		row := latencyRow(conns[0], size)
-		row.CPUPerOp = perOp(cpu, row.Iterations)
-		rep.addLat(row)
-	} else {
-		row := bandwidthRow(conns, size, c.gbits)
-		row.CPUPerOp = perOp(cpu, row.Iterations)
-		rep.addBW(row)
-	}
-	return nil
+	return cpu, nil
 }

@@ -319,6 +319,7 @@ func TestPerfUsage(t *testing.T) {
 		{[]string{"perf", "send_bw", "--in-process", "127.0.0.1"}, "--in-process runs both sides"},
 		{[]string{"perf", "send_bw", "-s", "0"}, "-s 0: the size must be"},
 		{[]string{"perf", "write_bw", "-n", "0"}, "-n 0: at least 1 iteration"},
+		{[]string{"perf", "send_lat", "-w", "-2"}, "-w -2: the warm-up takes 0 iterations or more"},
 		{[]string{"perf", "read_bw", "-t", "0"}, "-t 0: the tx depth"},
 		{[]string{"perf", "read_bw", "1.2.3.4", "5.6.7.8"}, "too many arguments"},
 		{[]string{"perf", "read_bw", "-p", "1", "127.0.0.1:2"}, "disagree"},
@@ -434,5 +435,28 @@ func TestPerfWire(t *testing.T) {
 	}
 	if !isDone(perfMsg{kind: msgDone}.put(b[:]), perfMsgSize) {
 		t.Error("isDone of a done message")
+	}
+}
+
+// TestPerfWarmup: the warm-up's default length (-w unset) follows -n, at
+// most 10000 round trips (lat) or 256 MiB of messages (bw); -w sets it.
+func TestPerfWarmup(t *testing.T) {
+	for _, tc := range []struct {
+		test         string
+		iters, warm  int
+		size, wantIt int
+	}{
+		{"send_lat", 1000, -1, 8, 1000},
+		{"send_lat", 50000, -1, 8, 10000},
+		{"write_lat", 50000, 0, 8, 0},
+		{"send_bw", 500, -1, 1 << 20, 256},
+		{"write_bw", 2000, -1, 64 << 10, 2000},
+		{"read_bw", 5000, -1, 128 << 10, 2048},
+		{"read_bw", 5000, 7, 128 << 10, 7},
+	} {
+		c := &perfConfig{test: perfTestNamed(tc.test), iters: tc.iters, warmup: tc.warm}
+		if got := c.warmupIters(tc.size); got != tc.wantIt {
+			t.Errorf("%s -n %d -w %d -s %d: %d warm-up iterations, want %d", tc.test, tc.iters, tc.warm, tc.size, got, tc.wantIt)
+		}
 	}
 }
