@@ -66,7 +66,8 @@ type Config struct {
 	// keeps polling for as long as the application polls the endpoint's
 	// completion queues (GetResults finding nothing); it parks Spin after
 	// both went quiet. 0 turns polling off (for hosts where a spinning
-	// thread would steal a busy core).
+	// thread would steal a busy core). Unix only: elsewhere the reader
+	// always parks.
 	Spin time.Duration
 	// Addresses, when not empty, are the addresses the provider serves
 	// instead of every interface address of the host (each must be local).
@@ -123,7 +124,7 @@ type Provider struct {
 var _ nd.Provider = (*Provider)(nil)
 
 // New returns a provider with configuration cfg (zero fields take their
-// DefaultConfig values).
+// DefaultConfig values, except Spin: 0 turns polling off).
 func New(cfg Config) *Provider {
 	d := DefaultConfig()
 	if cfg.MaxFPDU == 0 {

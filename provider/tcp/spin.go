@@ -45,13 +45,13 @@ const longRead = 64 << 10
 
 func newSpinReader(c *net.TCPConn, spin time.Duration) *spinReader {
 	r := &spinReader{c: c, spin: spin}
-	if spin > 0 {
+	if spin > 0 && spinSupported {
 		if raw, err := c.SyscallConn(); err == nil {
 			r.raw = raw
 		}
 	}
 	r.readFn = func(fd uintptr) bool {
-		m, err := syscall.Read(int(fd), r.buf)
+		m, err := readNonblocking(fd, r.buf)
 		switch {
 		case err == nil && m > 0:
 			r.n, r.errno = m, 0
