@@ -58,7 +58,11 @@ func TestPerfRCMLoopback(t *testing.T) {
 				t.Fatalf("server exit %d: %s\n%s", code, srvErr.String(), srvOut.String())
 			}
 			for side, o := range map[string]string{"client": out, "server": srvOut.String()} {
-				tab := parsePerfTable(t, o[strings.Index(o, perfLine):])
+				i := strings.Index(o, perfLine)
+				if i < 0 {
+					t.Fatalf("%s: no table in the output:\n%s", side, o)
+				}
+				tab := parsePerfTable(t, o[i:])
 				if len(tab.rows) != 1 || tab.rows[0][0] != float64(tc.size) || tab.rows[0][1] != float64(tc.iters) {
 					t.Errorf("%s: rows %v, want one of %d bytes x %d:\n%s", side, tab.rows, tc.size, tc.iters, o)
 				}
@@ -88,17 +92,20 @@ func TestRcmDestLayout(t *testing.T) {
 	}
 }
 
-// TestPerfRCMUsage checks the flags -R refuses.
+// TestPerfRCMUsage checks the flags -R refuses, each with its own message.
 func TestPerfRCMUsage(t *testing.T) {
-	for _, args := range [][]string{
-		{"perf", "send_lat", "-R", "127.0.0.1"},
-		{"perf", "send_bw", "-R", "-a", "127.0.0.1"},
-		{"perf", "send_bw", "-R", "-q", "2", "127.0.0.1"},
-		{"perf", "write_bw", "-R"},
-		{"perf", "read_bw", "--rdma_cm", "-D", "1", "127.0.0.1"},
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"perf", "send_lat", "-R", "127.0.0.1"}, "-R supports send_bw, write_bw and read_bw, not send_lat"},
+		{[]string{"perf", "send_bw", "-R", "-a", "127.0.0.1"}, "-R runs one size"},
+		{[]string{"perf", "send_bw", "-R", "-q", "2", "127.0.0.1"}, "-R runs one connection"},
+		{[]string{"perf", "write_bw", "-R"}, "-R needs --server or the server's ADDRESS"},
+		{[]string{"perf", "read_bw", "--rdma_cm", "-D", "1", "127.0.0.1"}, "-R runs by iterations, not -D"},
 	} {
-		if code, _, _ := runNd(t, args...); code != 2 {
-			t.Errorf("nd %s: exit %d, want 2", strings.Join(args, " "), code)
+		if code, _, stderr := runNd(t, tc.args...); code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("nd %s: exit %d, stderr %q; want 2 and %q", strings.Join(tc.args, " "), code, stderr, tc.want)
 		}
 	}
 }

@@ -36,30 +36,13 @@ func (sv *perfServed) sink() (int64, error) {
 		if err != nil {
 			return got, fmt.Errorf("after %d messages: %w", got, err)
 		}
-		end := false
-		for _, r := range done {
-			switch {
-			case sv.sends.owns(r):
-				if err := sv.sends.complete(); err != nil {
-					return got, fmt.Errorf("a credit message's Send completed with %w", err)
-				}
-			case sv.recv.owns(r) && !end:
-				n, err := sv.recv.complete(nil)
-				if err != nil {
-					return got, fmt.Errorf("message %d: %w", got, err)
-				}
-				sv.owed++
-				if n == 0 {
-					end = true
-				} else {
-					got++
-				}
-			default:
-				return got, errUnexpected
-			}
-		}
-		if end {
-			return got, nil
+		end, err := sv.drain(done, func(int) error {
+			sv.owed++
+			got++
+			return nil
+		})
+		if err != nil || end {
+			return got, err
 		}
 		if sv.owed >= sv.batch && !sv.sends.full() {
 			if err := sv.post(msgCredit, 0, windowMsg{}); err != nil {
@@ -70,7 +53,9 @@ func (sv *perfServed) sink() (int64, error) {
 }
 
 // echo sends each of send_lat's messages back, as many bytes as arrived.
-// The echo returns the message's credit.
+// The echo returns the message's credit. A batch of completions is taken
+// whole before any echo waits for a free Send (waitSlot reaps into the
+// same slice).
 func (sv *perfServed) echo(size int) (int64, error) {
 	region := sv.srcMR
 	if size <= sv.inline {
@@ -82,45 +67,62 @@ func (sv *perfServed) echo(size int) (int64, error) {
 		if err != nil {
 			return got, fmt.Errorf("after %d messages: %w", got, err)
 		}
-		// The end marker may come in one batch with the last echo's Send
-		// completion (from the other queue): take the whole batch before
-		// returning, or that completion is lost to the next step.
-		end := false
-		for _, r := range done {
-			switch {
-			case sv.sends.owns(r):
-				if err := sv.sends.complete(); err != nil {
-					return got, fmt.Errorf("an echo's Send completed with %w", err)
-				}
-			case sv.recv.owns(r) && !end:
-				n, err := sv.recv.complete(nil)
-				if err != nil {
-					return got, fmt.Errorf("message %d: %w", got, err)
-				}
-				if n == 0 {
-					sv.owed++
-					end = true
-					continue
-				}
-				if n != size {
-					return got, fmt.Errorf("message %d has %d bytes, want %d", got, n, size)
-				}
-				if err := sv.waitSlot(); err != nil {
-					return got, err
-				}
-				if err := sv.s.ep.Send(sv.sends.next(), splitSGL(sv.sgl[:], sv.src[:n], region, 1), 0); err != nil {
-					return got, fmt.Errorf("message %d: Send of the echo: %w", got, err)
-				}
-				sv.sends.posted()
-				got++
-			default:
-				return got, errUnexpected
+		arrived := 0
+		end, err := sv.drain(done, func(n int) error {
+			if n != size {
+				return fmt.Errorf("message %d has %d bytes, want %d", got+int64(arrived), n, size)
 			}
+			arrived++
+			return nil
+		})
+		if err != nil {
+			return got, err
+		}
+		for range arrived {
+			if err := sv.waitSlot(); err != nil {
+				return got, err
+			}
+			if err := sv.s.ep.Send(sv.sends.next(), splitSGL(sv.sgl[:], sv.src[:size], region, 1), 0); err != nil {
+				return got, fmt.Errorf("message %d: Send of the echo: %w", got, err)
+			}
+			sv.sends.posted()
+			got++
 		}
 		if end {
 			return got, nil
 		}
 	}
+}
+
+// drain takes a batch of completions: the outbound requests', the
+// client's messages (msg is called with each one's length) and the end
+// marker, which it reports. The end marker may come in one batch with an
+// outbound completion (from the other queue): the whole batch is taken, or
+// that completion would be lost to the next step. Anything else, or a
+// message after the end marker, is an error.
+func (sv *perfServed) drain(done []*nd.Result, msg func(n int) error) (end bool, err error) {
+	for _, r := range done {
+		switch {
+		case sv.sends.owns(r):
+			if err := sv.sends.complete(); err != nil {
+				return end, fmt.Errorf("a Send or Write completed with %w", err)
+			}
+		case sv.recv.owns(r) && !end:
+			n, err := sv.recv.complete(nil)
+			if err != nil {
+				return end, err
+			}
+			if n == 0 {
+				sv.owed++
+				end = true
+			} else if err := msg(n); err != nil {
+				return end, err
+			}
+		default:
+			return end, errUnexpected
+		}
+	}
+	return end, nil
 }
 
 // pong answers write_lat's Writes: it spins on the last byte of its window
@@ -157,7 +159,7 @@ func (sv *perfServed) pong(size int) (int64, error) {
 			if err != nil {
 				return got, err
 			}
-			if _, err := sv.takeEnd(done); err != nil {
+			if end, err := sv.takeEnd(done); err != nil || end {
 				return got, err
 			}
 		}
@@ -187,26 +189,11 @@ func (sv *perfServed) await() error {
 
 // takeEnd takes outbound completions and the end marker, and reports
 // whether the end marker was among done. Any other message is an error.
-func (sv *perfServed) takeEnd(done []*nd.Result) (end bool, err error) {
-	for _, r := range done {
-		switch {
-		case sv.sends.owns(r):
-			if err := sv.sends.complete(); err != nil {
-				return end, fmt.Errorf("a Send or Write completed with %w", err)
-			}
-		case sv.recv.owns(r) && !end:
-			n, err := sv.recv.complete(nil)
-			if err != nil {
-				return end, err
-			}
-			if n != 0 {
-				return end, fmt.Errorf("a message of %d bytes during the test; only the end marker was due", n)
-			}
-			sv.owed++
-			end = true
-		default:
-			return end, errUnexpected
-		}
-	}
-	return end, nil
+func (sv *perfServed) takeEnd(done []*nd.Result) (bool, error) {
+	return sv.drain(done, noMessage)
+}
+
+// noMessage refuses a message where only the end marker was due.
+func noMessage(n int) error {
+	return fmt.Errorf("a message of %d bytes during the test; only the end marker was due", n)
 }
