@@ -106,6 +106,9 @@ func (l *link) readLoop() {
 			case <-standDown.C:
 			case <-l.rxKick:
 				standDown.Stop()
+				// Watch: the application stopped polling. Its last
+				// Poll (Notify makes one) is no sign that it polls on.
+				polls = l.polls.Load()
 			case <-l.done:
 				standDown.Stop()
 			}
