@@ -41,11 +41,6 @@ type CQ struct {
 	// is pending for Notify: take then has nothing to do and skips mu.
 	// Written under mu.
 	live atomic.Bool
-
-	// emptyPolls counts the GetResults calls that found nothing: a
-	// transport's receiver keeps polling its connection while it grows
-	// (the application is polling too), see Endpoint.PollActivity.
-	emptyPolls atomic.Uint64
 }
 
 // completion is one queued Result and the outstanding-request count of the
@@ -94,7 +89,9 @@ func (q *CQ) push(res *nd.Result, owner *atomic.Int32, solicited bool) bool {
 	}
 	q.ring[(q.head+q.size)%len(q.ring)] = completion{res, owner}
 	q.size++
-	q.live.Store(true)
+	if !q.live.Load() {
+		q.live.Store(true)
+	}
 	failed := res.Status != nd.Success
 	q.pendingAny = true
 	if solicited || failed {
@@ -122,7 +119,6 @@ func (q *CQ) fireLocked(status nd.Status) {
 func (q *CQ) GetResults(results []*nd.Result) int {
 	n := q.take(results)
 	if n == 0 {
-		q.emptyPolls.Add(1)
 		if q.poll() {
 			return q.take(results)
 		}
@@ -149,7 +145,9 @@ func (q *CQ) take(results []*nd.Result) int {
 	if n < len(results) {
 		// Drained: what arrived so far has been seen.
 		q.pendingAny, q.pendingSolicited = false, false
-		q.live.Store(false)
+		if q.live.Load() {
+			q.live.Store(false)
+		}
 	}
 	q.mu.Unlock()
 	return n

@@ -366,16 +366,3 @@ func (ep *Endpoint) Close() error {
 	}
 	return nil
 }
-
-// PollActivity returns a number that grows while the application polls
-// (GetResults finds nothing) either completion queue of the endpoint. A
-// transport that spins for inbound data may keep spinning while it grows,
-// and park once the application stops polling (blocks in Notify). It is
-// safe for concurrent use.
-func (ep *Endpoint) PollActivity() uint64 {
-	n := ep.inCQ.emptyPolls.Load()
-	if ep.outCQ != ep.inCQ {
-		n += ep.outCQ.emptyPolls.Load()
-	}
-	return n
-}

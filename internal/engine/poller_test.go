@@ -100,8 +100,14 @@ func TestPoller(t *testing.T) {
 	if got := link.watches.Load(); got != 0 {
 		t.Fatalf("Watch calls after a Notify that Poll satisfied = %d, want 0", got)
 	}
+	polled := link.polls.Load()
 	if n := cq.GetResults(res[:]); n != 1 || res[0] != &r2 {
 		t.Fatalf("GetResults after Notify = %d, want the second Receive", n)
+	}
+	// A GetResults that finds a completion does not poll (a link counts
+	// Poll calls as the application polling an empty queue).
+	if got := link.polls.Load(); got != polled {
+		t.Fatalf("Poll calls grew from %d to %d in a GetResults that found a completion", polled, got)
 	}
 	// Nothing arrives: Notify waits, after Watch.
 	short, cancel2 := context.WithTimeout(context.Background(), 20*time.Millisecond)

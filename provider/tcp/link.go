@@ -44,6 +44,9 @@ type link struct {
 	// inSyscall counts reads and writes of at least longRead bytes in
 	// progress: pollers yield the processor to them (poll.go).
 	inSyscall atomic.Int32
+	// polls counts Poll calls: the application polls an empty completion
+	// queue of the endpoint, and the reader keeps polling the socket.
+	polls atomic.Uint64
 
 	mu            sync.Mutex
 	wake          chan struct{} // the writer's doorbell
@@ -116,21 +119,9 @@ type sentEntry struct {
 const rxBufferSize = 4 << 10
 
 func newLink(t *transport, c *net.TCPConn, active bool) *link {
-	sr := newSpinReader(c, t.p.cfg.Spin)
-	l := &link{
-		t: t, conn: c, active: active,
-		br:   bufio.NewReaderSize(sr, rxBufferSize),
-		wake: make(chan struct{}, 1),
-	}
-	l.sr = sr
-	sr.ring = l.ring
-	sr.busy = &l.inSyscall
-	sr.activity = func() uint64 {
-		if ep := l.ep.Load(); ep != nil {
-			return ep.PollActivity()
-		}
-		return 0
-	}
+	l := &link{t: t, conn: c, active: active, wake: make(chan struct{}, 1)}
+	l.sr = newSpinReader(l, c, t.p.cfg.Spin)
+	l.br = bufio.NewReaderSize(l.sr, rxBufferSize)
 	l.local = netip.AddrPortFrom(addrOf(c.LocalAddr()), portOf(c.LocalAddr()))
 	l.remote = netip.AddrPortFrom(addrOf(c.RemoteAddr()), portOf(c.RemoteAddr()))
 	var b [4]byte

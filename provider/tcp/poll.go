@@ -5,10 +5,12 @@ import "github.com/godirect/nd/internal/engine"
 var _ engine.Poller = (*link)(nil)
 
 // Poll implements engine.Poller. Inbound traffic stays the reader's (it
-// handles nothing, and returns false); a poll that finds the link inside a
-// long read or write yields the processor to that copy, which is the work
-// the poller waits for. Safe for concurrent use, also after the link ended.
+// handles nothing, and returns false), which keeps polling the socket while
+// Poll calls come (polls); a poll that finds the link inside a long read or
+// write yields the processor to that copy, which is the work the poller
+// waits for. Safe for concurrent use, also after the link ended.
 func (l *link) Poll() bool {
+	l.polls.Add(1)
 	if l.inSyscall.Load() > 0 {
 		yieldProcessor()
 	}

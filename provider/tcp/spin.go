@@ -3,7 +3,6 @@ package tcp
 import (
 	"net"
 	"runtime"
-	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -14,22 +13,19 @@ import (
 // arrives within the spin is picked up without a goroutine wake-up, which is
 // what costs most on loopback (a blocking Go read pays the poller's wake-up
 // on every message).
+//
+// It reads the link's polls (the application's Poll calls: it keeps
+// polling the socket as long as they grow, and parks only once they stop)
+// and inSyscall (it counts its own long reads there, and yields the
+// processor while it waits and the count is not zero).
 type spinReader struct {
+	l    *link
 	c    *net.TCPConn
 	raw  syscall.RawConn
 	spin time.Duration
-	// activity, when not nil, grows while the application polls its
-	// completion queues: the reader keeps polling the socket as long as
-	// it grows, and parks only once it stops (Endpoint.PollActivity).
-	activity func() uint64
 	// deferred: a response was queued whose writer wake-up waits for the
-	// next read (deferRing); ring does that wake-up.
+	// next read (deferRing); l.ring does that wake-up.
 	deferred bool
-	ring     func()
-	// busy: the link's count of long reads and writes in progress; the
-	// reader counts its own long reads there, and yields the processor
-	// while it waits and the count is not zero.
-	busy *atomic.Int32
 
 	// One non-blocking read's buffer and outcome; readFn is built once so
 	// that a read allocates nothing.
@@ -43,8 +39,8 @@ type spinReader struct {
 // the kernel that pollers on this processor should yield to it.
 const longRead = 64 << 10
 
-func newSpinReader(c *net.TCPConn, spin time.Duration) *spinReader {
-	r := &spinReader{c: c, spin: spin}
+func newSpinReader(l *link, c *net.TCPConn, spin time.Duration) *spinReader {
+	r := &spinReader{l: l, c: c, spin: spin}
 	if spin > 0 && spinSupported {
 		if raw, err := c.SyscallConn(); err == nil {
 			r.raw = raw
@@ -76,7 +72,7 @@ func newSpinReader(c *net.TCPConn, spin time.Duration) *spinReader {
 // instead of two. Called by the reader only.
 func (r *spinReader) deferRing() {
 	if r.raw == nil {
-		r.ring()
+		r.l.ring()
 		return
 	}
 	r.deferred = true
@@ -87,7 +83,7 @@ func (r *spinReader) Read(p []byte) (int, error) {
 	if r.deferred {
 		r.deferred = false
 		runtime.Gosched()
-		r.ring()
+		r.l.ring()
 	}
 	if r.raw == nil || len(p) == 0 {
 		return r.c.Read(p)
@@ -96,13 +92,13 @@ func (r *spinReader) Read(p []byte) (int, error) {
 	var seen uint64
 	for i := 0; ; i++ {
 		r.buf = p
-		long := r.busy != nil && len(p) >= longRead
+		long := len(p) >= longRead
 		if long {
-			r.busy.Add(1)
+			r.l.inSyscall.Add(1)
 		}
 		err := r.raw.Read(r.readFn)
 		if long {
-			r.busy.Add(-1)
+			r.l.inSyscall.Add(-1)
 		}
 		r.buf = nil
 		if err != nil {
@@ -120,16 +116,14 @@ func (r *spinReader) Read(p []byte) (int, error) {
 		// a core) the goroutine that polls the completion queue, and
 		// the writer, must get to run while the reader waits.
 		runtime.Gosched()
-		if r.busy != nil && r.busy.Load() > 0 {
+		if r.l.inSyscall.Load() > 0 {
 			yieldProcessor()
 		}
 		if i&15 == 15 {
 			now := time.Now()
-			if r.activity != nil {
-				if a := r.activity(); a != seen {
-					seen, deadline = a, now.Add(r.spin)
-					continue
-				}
+			if a := r.l.polls.Load(); a != seen {
+				seen, deadline = a, now.Add(r.spin)
+				continue
 			}
 			if deadline.IsZero() {
 				deadline = now.Add(r.spin)

@@ -53,38 +53,3 @@ func newTestEndpoint(t *testing.T, a *Adapter, in, out nd.CompletionQueue, recei
 	}
 	return e
 }
-
-// PollActivity grows with every GetResults that finds nothing on either of
-// the endpoint's queues, and not with one that returns a completion: a
-// spinning transport keeps polling only while the application polls.
-func TestPollActivity(t *testing.T) {
-	a := newTestAdapter(t)
-	in, out := newTestCQ(t, a), newTestCQ(t, a)
-	e := newTestEndpoint(t, a, in, out, 1)
-	ep := e.(*Endpoint)
-	var res [1]*nd.Result
-	if got := ep.PollActivity(); got != 0 {
-		t.Fatalf("PollActivity before any poll = %d, want 0", got)
-	}
-	in.GetResults(res[:])
-	out.GetResults(res[:])
-	out.GetResults(res[:])
-	if got := ep.PollActivity(); got != 3 {
-		t.Fatalf("PollActivity after 3 empty polls = %d, want 3", got)
-	}
-	// A Receive flushed by Flush completes: the poll that returns it is
-	// not an empty one.
-	var r nd.Result
-	if err := e.Receive(&r, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if n := in.GetResults(res[:]); n != 1 || res[0] != &r {
-		t.Fatalf("GetResults = %d, want the flushed Receive", n)
-	}
-	if got := ep.PollActivity(); got != 3 {
-		t.Fatalf("PollActivity after a poll that found a completion = %d, want 3", got)
-	}
-}
