@@ -33,7 +33,7 @@ func FuzzConsumer(f *testing.F) {
 		mem := newMem(MinDataSize)
 		copy(mem, b)
 		start &^= 7
-		store64(word64(mem, offHead), start)
+		Store64(Word64(mem, offHead), start)
 		c, err := NewConsumer(mem, nil)
 		if err != nil {
 			t.Fatal(err)

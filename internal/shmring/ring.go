@@ -125,10 +125,10 @@ func newRing(mem []byte) (ring, error) {
 		return ring{}, ErrSize
 	}
 	return ring{
-		tail:      word64(mem, offTail),
-		head:      word64(mem, offHead),
-		wantRoom:  word32(mem, offWantRoom),
-		sleeping:  word32(mem, offSleeping),
+		tail:      Word64(mem, offTail),
+		head:      Word64(mem, offHead),
+		wantRoom:  Word32(mem, offWantRoom),
+		sleeping:  Word32(mem, offSleeping),
 		data:      mem[ControlSize:len(mem):len(mem)],
 		size:      uint64(n),
 		mask:      uint64(n - 1),
@@ -156,7 +156,7 @@ func NewProducer(mem []byte, bell Bell) (*Producer, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := load64(r.tail)
+	t := Load64(r.tail)
 	return &Producer{r: r, pos: t, published: t, headSeen: t, bell: bell}, nil
 }
 
@@ -169,7 +169,7 @@ func (p *Producer) room(need uint64) (bool, error) {
 	if p.pos+need-p.headSeen <= p.r.size {
 		return true, nil
 	}
-	h := load64(p.r.head)
+	h := Load64(p.r.head)
 	if h < p.headSeen || h > p.published {
 		return false, ErrCorrupt
 	}
@@ -197,7 +197,7 @@ func (p *Producer) Reserved() uint64 { return p.pos }
 // published) and validates it; ErrCorrupt if it moved back or past what
 // was published.
 func (p *Producer) Consumed() (uint64, error) {
-	h := load64(p.r.head)
+	h := Load64(p.r.head)
 	if h < p.headSeen || h > p.published {
 		return 0, ErrCorrupt
 	}
@@ -252,8 +252,8 @@ func (p *Producer) Publish() {
 	}
 	p.published = p.pos
 	raceRelease()
-	store64(p.r.tail, p.pos)
-	if load32(p.r.sleeping) != 0 && p.bell != nil {
+	Store64(p.r.tail, p.pos)
+	if Load32(p.r.sleeping) != 0 && p.bell != nil {
 		p.bell.Ring()
 	}
 }
@@ -279,14 +279,14 @@ func (p *Producer) WaitRoom(n int, w Waiter, spin time.Duration) error {
 		runtime.Gosched()
 	}
 	for {
-		store32(p.r.wantRoom, 1)
+		Store32(p.r.wantRoom, 1)
 		ok, err := p.Fits(n)
 		if ok || err != nil {
-			store32(p.r.wantRoom, 0)
+			Store32(p.r.wantRoom, 0)
 			return err
 		}
 		err = w.Wait()
-		store32(p.r.wantRoom, 0)
+		Store32(p.r.wantRoom, 0)
 		if err != nil {
 			return err
 		}
@@ -300,16 +300,16 @@ func (p *Producer) WaitRoom(n int, w Waiter, spin time.Duration) error {
 // Disarm when it wakes.
 func (p *Producer) ArmRoom(n int) (bool, error) {
 	p.Publish()
-	store32(p.r.wantRoom, 1)
+	Store32(p.r.wantRoom, 1)
 	ok, err := p.Fits(n)
 	if ok || err != nil {
-		store32(p.r.wantRoom, 0)
+		Store32(p.r.wantRoom, 0)
 	}
 	return ok, err
 }
 
 // Disarm clears the flag ArmRoom set.
-func (p *Producer) Disarm() { store32(p.r.wantRoom, 0) }
+func (p *Producer) Disarm() { Store32(p.r.wantRoom, 0) }
 
 // Consumer is the reading side of a ring. It is not safe for concurrent
 // use.
@@ -329,7 +329,7 @@ func NewConsumer(mem []byte, bell Bell) (*Consumer, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := load64(r.head)
+	h := Load64(r.head)
 	return &Consumer{r: r, pos: h, published: h, tailSeen: h, bell: bell}, nil
 }
 
@@ -343,7 +343,7 @@ type Record struct {
 
 // refresh reads the producer's tail once and validates it.
 func (c *Consumer) refresh() error {
-	t := load64(c.r.tail)
+	t := Load64(c.r.tail)
 	if d := t - c.pos; d > c.r.size || d%8 != 0 {
 		return ErrCorrupt
 	}
@@ -398,7 +398,7 @@ func (c *Consumer) Next() (rec Record, ok bool, err error) {
 // Pending reports whether a record may be waiting (the published tail is
 // ahead of what was consumed); it does not validate.
 func (c *Consumer) Pending() bool {
-	return c.pos != c.tailSeen || load64(c.r.tail) != c.pos
+	return c.pos != c.tailSeen || Load64(c.r.tail) != c.pos
 }
 
 // Publish frees the room of the records consumed so far and rings the
@@ -409,8 +409,8 @@ func (c *Consumer) Publish() {
 	}
 	c.published = c.pos
 	raceRelease()
-	store64(c.r.head, c.pos)
-	if load32(c.r.wantRoom) != 0 && c.bell != nil {
+	Store64(c.r.head, c.pos)
+	if Load32(c.r.wantRoom) != 0 && c.bell != nil {
 		c.bell.Ring()
 	}
 }
@@ -432,7 +432,7 @@ func (c *Consumer) Abandon() {
 // so it may run concurrently with Next and Publish (in another goroutine
 // than the one consuming).
 func (c *Consumer) Unconsumed() bool {
-	return load64(c.r.tail) != load64(c.r.head)
+	return Load64(c.r.tail) != Load64(c.r.head)
 }
 
 // Wait waits until the producer published records beyond what this
@@ -456,12 +456,12 @@ func (c *Consumer) Wait(w Waiter, spin time.Duration) error {
 		}
 		runtime.Gosched()
 	}
-	store32(c.r.sleeping, 1)
+	Store32(c.r.sleeping, 1)
 	if c.Unconsumed() {
-		store32(c.r.sleeping, 0)
+		Store32(c.r.sleeping, 0)
 		return nil
 	}
 	err := w.Wait()
-	store32(c.r.sleeping, 0)
+	Store32(c.r.sleeping, 0)
 	return err
 }

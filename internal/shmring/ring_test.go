@@ -233,7 +233,7 @@ func TestHostileIndices(t *testing.T) {
 	} {
 		mem := newMem(MinDataSize)
 		c, _ := NewConsumer(mem, nil)
-		store64(word64(mem, offTail), tc.tail)
+		Store64(Word64(mem, offTail), tc.tail)
 		if _, _, err := c.Next(); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("tail %d: %v, want ErrCorrupt", tc.tail, err)
 		}
@@ -246,7 +246,7 @@ func TestHostileIndices(t *testing.T) {
 			}
 		}
 		p.Publish()
-		store64(word64(mem, offHead), p.published+8+tc.head%1024)
+		Store64(Word64(mem, offHead), p.published+8+tc.head%1024)
 		if _, err := p.Reserve(1, 0, 100); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("head beyond tail: %v, want ErrCorrupt", err)
 		}
@@ -289,12 +289,12 @@ func TestConsumedAndAbandon(t *testing.T) {
 	if _, ok, err := c.Next(); ok || err != nil {
 		t.Fatalf("a record after Abandon: ok=%v err=%v", ok, err)
 	}
-	store64(word64(mem, offHead), 8) // backwards
+	Store64(Word64(mem, offHead), 8) // backwards
 	if _, err := p.Consumed(); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("a head moved back: %v, want ErrCorrupt", err)
 	}
 	p2, _ := NewProducer(mem, nil)
-	store64(word64(mem, offHead), ends[2]+8) // past the tail
+	Store64(Word64(mem, offHead), ends[2]+8) // past the tail
 	if _, err := p2.Consumed(); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("a head past the tail: %v, want ErrCorrupt", err)
 	}

@@ -23,7 +23,11 @@ import (
 // The peer may store any value in these words at any time; callers treat
 // every value read as untrusted and validate it.
 
-func word64(b []byte, off int) *uint64 {
+// Word64 returns the 8-byte word at offset off of b, which must lie inside
+// b and be 8-byte aligned (it panics otherwise), for Load64 and Store64.
+// b must be memory the garbage collector does not move (a mapping) or a
+// slice kept alive while the word is used; see above.
+func Word64(b []byte, off int) *uint64 {
 	if off < 0 || off+8 > len(b) {
 		panic("shmring: word out of range")
 	}
@@ -34,7 +38,8 @@ func word64(b []byte, off int) *uint64 {
 	return (*uint64)(p)
 }
 
-func word32(b []byte, off int) *uint32 {
+// Word32 is Word64 for a 4-byte word (4-byte aligned).
+func Word32(b []byte, off int) *uint32 {
 	if off < 0 || off+4 > len(b) {
 		panic("shmring: word out of range")
 	}
@@ -45,7 +50,9 @@ func word32(b []byte, off int) *uint32 {
 	return (*uint32)(p)
 }
 
-// load and store are the only accesses to the words.
+// Load64, Store64, Load32 and Store32 are the only accesses to the words,
+// sequentially consistent and safe for concurrent use (also by another
+// process that maps the same memory).
 //
 // The doorbell protocol is a Dekker handshake ("store flag, load index"
 // against "store index, load flag"), which needs every store ordered
@@ -56,7 +63,7 @@ func word32(b []byte, off int) *uint32 {
 // release stores (a MOV on amd64, no fence), so the consumer's load of
 // tail could pass its store of sleeping and a wake-up be lost: both sides
 // asleep with a record in the ring.
-func load64(p *uint64) uint64     { return atomic.LoadUint64(p) }
-func store64(p *uint64, v uint64) { atomic.SwapUint64(p, v) }
-func load32(p *uint32) uint32     { return atomic.LoadUint32(p) }
-func store32(p *uint32, v uint32) { atomic.SwapUint32(p, v) }
+func Load64(p *uint64) uint64     { return atomic.LoadUint64(p) }
+func Store64(p *uint64, v uint64) { atomic.SwapUint64(p, v) }
+func Load32(p *uint32) uint32     { return atomic.LoadUint32(p) }
+func Store32(p *uint32, v uint32) { atomic.SwapUint32(p, v) }

@@ -6,9 +6,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// This file is the package's only use of unsafe. Buffers are named to the
-// peer by their virtual addresses (for process_vm_readv/writev), and the
-// shared segment is mapped into memory. It is sound because:
+// This file and word.go are the package's only uses of unsafe. Buffers
+// are named to the peer by their virtual addresses (for
+// process_vm_readv/writev), and the shared segment is mapped into memory. It is sound because:
 //   - addresses sent to the peer are never turned back into pointers in this
 //     process; the peer uses them only through the kernel, which checks them
 //     against this process's mappings;

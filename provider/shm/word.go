@@ -8,12 +8,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// This file holds the window table's atomic words (see wtable.go) and the
-// futex the target sleeps on while an initiator's copy is in flight. It and
-// addr.go are the package's only uses of unsafe. It is sound because:
-//   - word64 and word32 check the offset against the slice's length and the
-//     address for natural alignment, so the pointer stays inside the slice
-//     and is valid for sync/atomic;
+// This file holds the window table's futex, which the target sleeps on
+// while an initiator's copy is in flight, and the atomic add on the table's
+// words. It and addr.go are the package's only uses of unsafe. It is sound
+// because:
+//   - the words come from shmring.Word64 and Word32, which check the
+//     offset against the slice's length and the address for natural
+//     alignment;
 //   - the slices are the connection's shared segment, an mmap'd region that
 //     the garbage collector neither moves nor frees; the link keeps it
 //     mapped while any caller can use a word (cleanup waits for them);
@@ -23,37 +24,9 @@ import (
 //   - futex(2) is given the address of such a word only; FUTEX_WAIT reads
 //     it and compares, FUTEX_WAKE does not touch it.
 
-func word64(b []byte, off int) *uint64 {
-	if off < 0 || off+8 > len(b) {
-		panic("shm: word out of range")
-	}
-	p := unsafe.Pointer(&b[off])
-	if uintptr(p)%8 != 0 {
-		panic("shm: misaligned word")
-	}
-	return (*uint64)(p)
-}
-
-func word32(b []byte, off int) *uint32 {
-	if off < 0 || off+4 > len(b) {
-		panic("shm: word out of range")
-	}
-	p := unsafe.Pointer(&b[off])
-	if uintptr(p)%4 != 0 {
-		panic("shm: misaligned word")
-	}
-	return (*uint32)(p)
-}
-
-// Sequentially consistent, as the seqlock and in-flight protocol needs
-// (the target's "store seq, load inflight" against the initiator's "raise
-// inflight, load seq"). Stores are atomic swaps, full barriers everywhere:
-// under the race detector sync/atomic stores are only release stores, which
-// a later load may pass (see internal/shmring's word.go).
-func load64(p *uint64) uint64     { return atomic.LoadUint64(p) }
-func store64(p *uint64, v uint64) { atomic.SwapUint64(p, v) }
-func load32(p *uint32) uint32     { return atomic.LoadUint32(p) }
-func store32(p *uint32, v uint32) { atomic.SwapUint32(p, v) }
+// Word access is shmring's (Word64, Load64, ...), sequentially consistent
+// as the seqlock and in-flight protocol needs (the target's "store seq,
+// load inflight" against the initiator's "raise inflight, load seq").
 func add32(p *uint32, d int32) uint32 {
 	return atomic.AddUint32(p, uint32(d))
 }

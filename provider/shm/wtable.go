@@ -9,6 +9,7 @@ import (
 
 	"github.com/godirect/nd"
 	"github.com/godirect/nd/internal/engine"
+	"github.com/godirect/nd/internal/shmring"
 )
 
 // The window table. Each side of a connection publishes the windows bound
@@ -102,17 +103,17 @@ func (t *pubTable) entry(i int) []byte {
 // writeLocked stores an entry under the seqlock.
 func (t *pubTable) writeLocked(i int, token, rights uint32, base, length uint64, seg uint32, segOff uint64) {
 	s, e := &t.slots[i], t.entry(i)
-	seq := word64(e, eSeq)
+	seq := shmring.Word64(e, eSeq)
 	s.seq++
-	store64(seq, s.seq)
-	store32(word32(e, eToken), token)
-	store32(word32(e, eRights), rights)
-	store64(word64(e, eBase), base)
-	store64(word64(e, eLength), length)
-	store32(word32(e, eSegment), seg)
-	store64(word64(e, eSegOff), segOff)
+	shmring.Store64(seq, s.seq)
+	shmring.Store32(shmring.Word32(e, eToken), token)
+	shmring.Store32(shmring.Word32(e, eRights), rights)
+	shmring.Store64(shmring.Word64(e, eBase), base)
+	shmring.Store64(shmring.Word64(e, eLength), length)
+	shmring.Store32(shmring.Word32(e, eSegment), seg)
+	shmring.Store64(shmring.Word64(e, eSegOff), segOff)
 	s.seq++
-	store64(seq, s.seq)
+	shmring.Store64(seq, s.seq)
 }
 
 // withdrawLocked empties a published entry; the slot drains.
@@ -207,7 +208,7 @@ func (l *link) WindowUnbound(token uint32) {
 		t.withdrawLocked(i)
 	}
 	t.waiters++
-	infl := word32(t.entry(i), eInflight)
+	infl := shmring.Word32(t.entry(i), eInflight)
 	t.mu.Unlock()
 	ok := waitIdle(infl, l.t.p.cfg.ResponseTimeout)
 	t.mu.Lock()
@@ -247,7 +248,7 @@ func (t *pubTable) drain(d time.Duration) {
 		if s.state != slotDraining || s.lost {
 			continue
 		}
-		if waitIdle(word32(t.entry(i), eInflight), time.Until(deadline)) {
+		if waitIdle(shmring.Word32(t.entry(i), eInflight), time.Until(deadline)) {
 			s.state, s.token, s.buf = slotFree, 0, nil
 		} else {
 			s.lost = true
@@ -260,14 +261,14 @@ func (t *pubTable) drain(d time.Duration) {
 // waitIdle waits until *p is 0, at most d.
 func waitIdle(p *uint32, d time.Duration) bool {
 	for range 64 {
-		if load32(p) == 0 {
+		if shmring.Load32(p) == 0 {
 			return true
 		}
 		runtime.Gosched()
 	}
 	deadline := time.Now().Add(d)
 	for {
-		v := load32(p)
+		v := shmring.Load32(p)
 		if v == 0 {
 			return true
 		}
@@ -423,18 +424,18 @@ func (l *link) directCopy(wr *engine.WorkRequest) bool {
 	for k := range tableEntries {
 		i := (start + k) % tableEntries
 		e := tab[i*entrySize : (i+1)*entrySize : (i+1)*entrySize]
-		if token == 0 || load32(word32(e, eToken)) != token {
+		if token == 0 || shmring.Load32(shmring.Word32(e, eToken)) != token {
 			continue
 		}
-		seq := word64(e, eSeq)
-		s1 := load64(seq)
-		tok := load32(word32(e, eToken))
-		rights := load32(word32(e, eRights))
-		base := load64(word64(e, eBase))
-		length := load64(word64(e, eLength))
-		segID := load32(word32(e, eSegment))
-		segOff := load64(word64(e, eSegOff))
-		if s1&1 != 0 || load64(seq) != s1 || tok != token {
+		seq := shmring.Word64(e, eSeq)
+		s1 := shmring.Load64(seq)
+		tok := shmring.Load32(shmring.Word32(e, eToken))
+		rights := shmring.Load32(shmring.Word32(e, eRights))
+		base := shmring.Load64(shmring.Word64(e, eBase))
+		length := shmring.Load64(shmring.Word64(e, eLength))
+		segID := shmring.Load32(shmring.Word32(e, eSegment))
+		segOff := shmring.Load64(shmring.Word64(e, eSegOff))
+		if s1&1 != 0 || shmring.Load64(seq) != s1 || tok != token {
 			return false
 		}
 		if rights&need == 0 || addr < base {
@@ -456,10 +457,10 @@ func (l *link) directCopy(wr *engine.WorkRequest) bool {
 		if mem == nil && !l.pvmPeer.Load() {
 			return false
 		}
-		infl := word32(e, eInflight)
+		infl := shmring.Word32(e, eInflight)
 		add32(infl, 1)
 		ok := false
-		if load64(seq) == s1 {
+		if shmring.Load64(seq) == s1 {
 			switch {
 			case mem != nil && write:
 				gatherAt(mem, wr.SGL, 0)
@@ -474,7 +475,7 @@ func (l *link) directCopy(wr *engine.WorkRequest) bool {
 			}
 		}
 		add32(infl, -1)
-		if load64(seq) != s1 {
+		if shmring.Load64(seq) != s1 {
 			futexWakeAll(infl)
 		}
 		if ok {
