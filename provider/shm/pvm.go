@@ -82,19 +82,25 @@ func pvmCopy(pid int, local []byte, remote []unix.RemoteIovec, write bool, liov 
 			return unix.EFAULT
 		}
 		local = local[n:]
-		// Skip what moved in the remote list.
-		for n > 0 && len(remote) > 0 {
-			if remote[0].Len <= n {
-				n -= remote[0].Len
-				remote = remote[1:]
-			} else {
-				remote[0].Base += uintptr(n)
-				remote[0].Len -= n
-				n = 0
-			}
-		}
+		remote = skipRemote(remote, n)
 	}
 	return nil
+}
+
+// skipRemote drops the first n bytes of remote (entries and the start of
+// the next one), as a process_vm call that moved n bytes leaves it.
+func skipRemote(remote []unix.RemoteIovec, n int) []unix.RemoteIovec {
+	for n > 0 && len(remote) > 0 {
+		if remote[0].Len <= n {
+			n -= remote[0].Len
+			remote = remote[1:]
+		} else {
+			remote[0].Base += uintptr(n)
+			remote[0].Len -= n
+			n = 0
+		}
+	}
+	return remote
 }
 
 // pvmPull reads n bytes of the peer's buffers remote (whose lengths add up
@@ -104,6 +110,12 @@ func pvmCopy(pid int, local []byte, remote []unix.RemoteIovec, write bool, liov 
 // if one stops short. Only bytes off to off+n of sgl are written; sgl must
 // hold them. liov is the local list's scratch space.
 func pvmPull(pid int, sgl []nd.SGE, off, n int, remote []unix.RemoteIovec, liov *[maxIovs]unix.Iovec) error {
+	return pvmSGL(pid, sgl, off, n, remote, liov, false)
+}
+
+// pvmSGL is pvmPull, or with write true its converse: bytes off to off+n of
+// sgl are written into the peer's buffers remote (process_vm_writev).
+func pvmSGL(pid int, sgl []nd.SGE, off, n int, remote []unix.RemoteIovec, liov *[maxIovs]unix.Iovec, write bool) error {
 	done := 0
 	for done < n {
 		cnt, skip, left := 0, off+done, n-done
@@ -129,7 +141,13 @@ func pvmPull(pid int, sgl []nd.SGE, off, n int, remote []unix.RemoteIovec, liov 
 		if left != 0 {
 			return unix.EINVAL
 		}
-		got, err := unix.ProcessVMReadv(pid, liov[:cnt], remote, 0)
+		var got int
+		var err error
+		if write {
+			got, err = unix.ProcessVMWritev(pid, liov[:cnt], remote, 0)
+		} else {
+			got, err = unix.ProcessVMReadv(pid, liov[:cnt], remote, 0)
+		}
 		if err == unix.EINTR {
 			continue
 		}
@@ -140,16 +158,7 @@ func pvmPull(pid int, sgl []nd.SGE, off, n int, remote []unix.RemoteIovec, liov 
 			return unix.EFAULT
 		}
 		done += got
-		for got > 0 && len(remote) > 0 {
-			if remote[0].Len <= got {
-				got -= remote[0].Len
-				remote = remote[1:]
-			} else {
-				remote[0].Base += uintptr(got)
-				remote[0].Len -= got
-				got = 0
-			}
-		}
+		remote = skipRemote(remote, got)
 	}
 	return nil
 }

@@ -490,39 +490,6 @@ func (l *link) directCopy(wr *engine.WorkRequest) bool {
 // memory at remote with process_vm_writev (write) or process_vm_readv.
 // Only the caller of Transmit uses the link's iovec scratch space.
 func (l *link) pvmDirect(sgl []nd.SGE, remote uint64, n int, write bool) error {
-	done := 0
-	for done < n {
-		cnt, skip := 0, done
-		for i := range sgl {
-			b := sgl[i].Buffer
-			if skip >= len(b) {
-				skip -= len(b)
-				continue
-			}
-			if cnt == len(l.dIov) {
-				return unix.EINVAL
-			}
-			l.dIov[cnt] = localIov(b[skip:])
-			cnt, skip = cnt+1, 0
-		}
-		l.dRemote[0] = unix.RemoteIovec{Base: uintptr(remote + uint64(done)), Len: n - done}
-		var got int
-		var err error
-		if write {
-			got, err = unix.ProcessVMWritev(l.pid, l.dIov[:cnt], l.dRemote[:], 0)
-		} else {
-			got, err = unix.ProcessVMReadv(l.pid, l.dIov[:cnt], l.dRemote[:], 0)
-		}
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if got <= 0 {
-			return unix.EFAULT
-		}
-		done += got
-	}
-	return nil
+	l.dRemote[0] = unix.RemoteIovec{Base: uintptr(remote), Len: n}
+	return pvmSGL(l.pid, sgl, 0, n, l.dRemote[:], &l.dIov, write)
 }
