@@ -145,13 +145,7 @@ func (ep *Endpoint) postOutbound(op Op, res *nd.Result, sgl []nd.SGE, flags nd.F
 		ep.unlock()
 		return nil
 	}
-	// Issue it now, unless a pump runs: that one issues it.
-	if ep.pumping {
-		ep.mu.Unlock()
-		return nil
-	}
-	ep.pumping = true
-	ep.pumpLocked()
+	ep.pumpLocked() // issue it now, unless a pump runs: that one issues it
 	return nil
 }
 
@@ -322,13 +316,7 @@ func (ep *Endpoint) Invalidate(res *nd.Result, mw nd.MemoryWindow, flags nd.Flag
 		ep.unlock()
 		return nil
 	}
-	// Issue it now, unless a pump runs: that one issues it.
-	if ep.pumping {
-		ep.mu.Unlock()
-		return nil
-	}
-	ep.pumping = true
-	ep.pumpLocked()
+	ep.pumpLocked() // issue it now, unless a pump runs: that one issues it
 	return nil
 }
 

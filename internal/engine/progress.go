@@ -8,17 +8,17 @@ import "github.com/godirect/nd"
 // others return at once.
 func (ep *Endpoint) pump() {
 	ep.mu.Lock()
+	ep.pumpLocked()
+}
+
+// pumpLocked is pump for a caller that holds ep.mu; it returns with ep.mu
+// released.
+func (ep *Endpoint) pumpLocked() {
 	if ep.pumping {
 		ep.mu.Unlock()
 		return
 	}
 	ep.pumping = true
-	ep.pumpLocked()
-}
-
-// pumpLocked is the pump's loop: called with ep.mu held by the goroutine
-// that just set pumping, it returns with ep.mu released.
-func (ep *Endpoint) pumpLocked() {
 	for {
 		wr := ep.nextOutboundLocked()
 		if wr == nil {
