@@ -100,33 +100,24 @@ var allocs struct {
 	leaked [][]byte // windows whose unbinding timed out: never released
 }
 
-// allocationOf returns the allocation that holds all of buf, its memfd
-// duplicated (for passing to a peer; the caller closes it), and buf's
-// offset in it; ok is false if buf is not in one.
-func allocationOf(buf []byte) (id uint32, size int, off uint64, fd int, ok bool) {
+// allocationOf returns the allocation that holds all of buf: its id, size
+// and buf's offset in it, and with dup a duplicate of its memfd (the
+// caller closes it); ok is false if buf is not in one (or the dup failed).
+func allocationOf(buf []byte, dup bool) (id uint32, size int, off uint64, fd int, ok bool) {
 	allocs.mu.Lock()
 	defer allocs.mu.Unlock()
 	a, off := allocationLocked(buf)
 	if a == nil {
 		return 0, 0, 0, -1, false
 	}
-	fd, err := unix.FcntlInt(uintptr(a.fd), unix.F_DUPFD_CLOEXEC, 0)
-	if err != nil {
-		return 0, 0, 0, -1, false
+	fd = -1
+	if dup {
+		var err error
+		if fd, err = unix.FcntlInt(uintptr(a.fd), unix.F_DUPFD_CLOEXEC, 0); err != nil {
+			return 0, 0, 0, -1, false
+		}
 	}
 	return a.id, len(a.mem), off, fd, true
-}
-
-// segmentOf returns the id of the allocation that holds all of buf and
-// buf's offset in it; ok is false if buf is not in one.
-func segmentOf(buf []byte) (id uint32, off uint64, ok bool) {
-	allocs.mu.Lock()
-	defer allocs.mu.Unlock()
-	a, off := allocationLocked(buf)
-	if a == nil {
-		return 0, 0, false
-	}
-	return a.id, off, true
 }
 
 // allocationLocked finds the allocation that holds all of buf, with

@@ -255,7 +255,7 @@ func TestHostileTable(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer FreeMemory(fmem)
-			id, size, _, fd, ok := allocationOf(fmem)
+			id, size, _, fd, ok := allocationOf(fmem, true)
 			if !ok {
 				t.Fatal("allocationOf")
 			}
@@ -690,7 +690,7 @@ func rendezvousSenderUnmapped(t *testing.T, shared bool) {
 		t.Fatal("the Send did not go by rendezvous")
 	}
 	if shared {
-		id, _, _ := segmentOf(mem)
+		id, _, _, _, _ := allocationOf(mem, false)
 		if !spinUntil(func() bool { return ps.peerSegment(id) != nil }) {
 			t.Fatal("the receiver did not map the sender's segment")
 		}

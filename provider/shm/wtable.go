@@ -287,7 +287,7 @@ func waitIdle(p *uint32, d time.Duration) bool {
 // or the window table's mu held (sharedMu and the socket's lock are
 // taken after them).
 func (l *link) shareSegment(buf []byte) (id uint32, off uint64, ok bool) {
-	id, off, ok = segmentOf(buf)
+	id, _, off, _, ok = allocationOf(buf, false)
 	if !ok {
 		return 0, 0, false
 	}
@@ -296,11 +296,10 @@ func (l *link) shareSegment(buf []byte) (id uint32, off uint64, ok bool) {
 	if l.shared[id] {
 		return id, off, true
 	}
-	id2, size, off2, fd, ok := allocationOf(buf)
-	if !ok || id2 != id || off2 != off {
-		if ok {
-			unix.Close(fd)
-		}
+	// Not passed yet: look again for its memfd (and use what this lookup
+	// finds: the memory may have been freed and reallocated meanwhile).
+	id, size, off, fd, ok := allocationOf(buf, true)
+	if !ok {
 		return 0, 0, false
 	}
 	err := l.sendSegment(id, size, fd)
