@@ -203,4 +203,7 @@ func TestRingCrossTraffic(t *testing.T) {
 	sp := ps.snapshots
 	ps.mu.Unlock()
 	t.Logf("Read responses copied aside before a later Write: %d (active), %d (passive)", sa, sp)
+	if sa+sp == 0 {
+		t.Fatal("no Read response was copied aside: the test did not reach the path it is for")
+	}
 }
