@@ -395,12 +395,6 @@ func (c *Consumer) Next() (rec Record, ok bool, err error) {
 	}
 }
 
-// Pending reports whether a record may be waiting (the published tail is
-// ahead of what was consumed); it does not validate.
-func (c *Consumer) Pending() bool {
-	return c.pos != c.tailSeen || Load64(c.r.tail) != c.pos
-}
-
 // Publish frees the room of the records consumed so far and rings the
 // producer's doorbell if it waits for room.
 func (c *Consumer) Publish() {

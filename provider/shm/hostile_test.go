@@ -520,7 +520,7 @@ func TestHostileRendezvous(t *testing.T) {
 			prod.Publish()
 
 			var out [8]*nd.Result
-			first := Wait1(t, s.cq)
+			first := ndtest.Wait(t, s.cq)
 			if first != &s.res[0] || first.Status != c.recv {
 				t.Fatalf("first completion: %p %v, want the first Receive %p with %v", first, first.Status, &s.res[0], c.recv)
 			}
@@ -617,16 +617,6 @@ func unsafeBytes(t *testing.T, src []byte, addr uint64, n int) []byte {
 		t.Fatalf("address %#x is not in the source", addr)
 	}
 	return src[off : off+uint64(n)]
-}
-
-// Wait1 waits for one completion on cq.
-func Wait1(t *testing.T, cq nd.CompletionQueue) *nd.Result {
-	t.Helper()
-	var out [1]*nd.Result
-	if !spinUntil(func() bool { return cq.GetResults(out[:]) == 1 }) {
-		t.Fatal("no completion")
-	}
-	return out[0]
 }
 
 // TestRendezvousSenderUnmapped: the sender's buffer is gone by the time the
