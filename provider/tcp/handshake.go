@@ -16,38 +16,24 @@ import (
 )
 
 const (
-	// prefixSize is the length of godirect's private-data prefix: 'g' 'd',
-	// a version, and (in a request) the ND protocol number. It lets a
-	// godirect listener pick the ND listener by protocol and tells each
-	// side that the peer is godirect; a peer that is not (siw) sends none
-	// and sees four bytes of private data it ignores.
-	prefixSize    = 4
-	prefixVersion = 1
-	// prefixVersionVerbs is what provider/verbs sends from an iWARP
-	// device: a godirect peer (the limits carry the extra Read slot) that
-	// does not itself ask for confirmations by zero-length Read toward
-	// another kernel device.
-	prefixVersionVerbs = 2
 	// maxPrivateData is what ND applications may send: the 251 user bytes
-	// siw can carry, less the prefix.
-	maxPrivateData = iwarp.SiwMaxUserPrivateData - prefixSize
+	// siw can carry, less godirect's prefix (iwarp.AppendPrefix).
+	maxPrivateData = iwarp.SiwMaxUserPrivateData - iwarp.PrefixSize
 	// maxReadLimit leaves room for the one Read Request the transport adds
 	// to confirm delivery (see confirm.go) within siw's 128.
 	maxReadLimit = 127
 )
 
 func appendPrefix(dst []byte, protocol int) []byte {
-	return append(dst, 'g', 'd', prefixVersion, byte(protocol))
+	return iwarp.AppendPrefix(dst, iwarp.PrefixTCP, protocol)
 }
 
 // splitPrefix returns the ND protocol (-1 without a prefix), whether the
 // peer is godirect, whether it is provider/tcp (whose Read responses are
 // exact), and the application's private data.
 func splitPrefix(pd []byte) (protocol int, godirect, exact bool, user []byte) {
-	if len(pd) >= prefixSize && pd[0] == 'g' && pd[1] == 'd' && (pd[2] == prefixVersion || pd[2] == prefixVersionVerbs) {
-		return int(pd[3]), true, pd[2] == prefixVersion, pd[prefixSize:]
-	}
-	return -1, false, false, pd
+	protocol, version, user := iwarp.SplitPrefix(pd)
+	return protocol, version != 0, version == iwarp.PrefixTCP, user
 }
 
 // wireLimit is the IRD or ORD a godirect side puts on the wire for an

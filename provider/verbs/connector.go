@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/internal/iwarp"
 )
 
 const (
@@ -120,7 +121,7 @@ func (c *connector) wait(ctx context.Context, op string) (cmEvent, error) {
 
 func (c *connector) wrap(protocol int, pd []byte) []byte {
 	if c.a.dev.iwarp {
-		return append([]byte{'g', 'd', prefixVersion, byte(protocol)}, pd...)
+		return append(iwarp.AppendPrefix(make([]byte, 0, iwarp.PrefixSize+len(pd)), iwarp.PrefixVerbs, protocol), pd...)
 	}
 	return append([]byte{byte(protocol), byte(len(pd))}, pd...)
 }
@@ -136,15 +137,14 @@ const (
 
 // unwrap returns the protocol (-1 when the peer sent no framing), what the
 // peer is, and the application's data.
-func unwrap(iwarp bool, pd []byte) (int, peerKind, []byte) {
-	if iwarp {
-		if len(pd) >= prefixSize && pd[0] == 'g' && pd[1] == 'd' {
-			switch pd[2] {
-			case prefixVersionTCP:
-				return int(pd[3]), peerTCP, pd[prefixSize:]
-			case prefixVersion:
-				return int(pd[3]), peerGodirect, pd[prefixSize:]
-			}
+func unwrap(isIWARP bool, pd []byte) (int, peerKind, []byte) {
+	if isIWARP {
+		protocol, version, user := iwarp.SplitPrefix(pd)
+		switch version {
+		case iwarp.PrefixTCP:
+			return protocol, peerTCP, user
+		case iwarp.PrefixVerbs:
+			return protocol, peerGodirect, user
 		}
 		return -1, peerForeign, pd
 	}

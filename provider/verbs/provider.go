@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/internal/iwarp"
 )
 
 // Name is the provider's registered name.
@@ -83,11 +84,8 @@ const (
 	maxLength        = 1 << 26 // bytes of one request (64 MiB)
 	maxCQ            = 1 << 16 // ND entries of one completion queue
 	hwCQMin          = 8192    // hardware completion queue entries at least (siw cannot resize)
-	prefixSize       = 4       // iWARP: 'g' 'd' version protocol, as provider/tcp
-	prefixVersion    = 2       // provider/verbs on an iWARP device
-	prefixVersionTCP = 1       // provider/tcp
 	ibHeader         = 2       // RoCE/IB: protocol, length (the IB CM pads private data)
-	iwarpPrivateData = 251 - prefixSize
+	iwarpPrivateData = iwarp.SiwMaxUserPrivateData - iwarp.PrefixSize
 	ibCallerData     = 56 - ibHeader
 	ibCalleeData     = 148 - ibHeader
 	largeRequest     = 16 << 10
