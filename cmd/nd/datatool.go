@@ -113,12 +113,9 @@ func (f *dataFlags) run(ctx context.Context, tool dataTool, out io.Writer) error
 	}
 	target := netip.AddrPortFrom(defaultServerAddr(addrs), uint16(f.port))
 	if f.target != "" {
-		t, hasPort, err := parseTarget(f.target, uint16(f.port))
+		t, err := resolveTarget(f.target, f.port, f.portSet)
 		if err != nil {
 			return err
-		}
-		if hasPort && f.portSet && t.Port() != uint16(f.port) {
-			return usagef("the port of %s and -p %d disagree", f.target, f.port)
 		}
 		target = t
 	}

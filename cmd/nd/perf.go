@@ -331,6 +331,20 @@ func (c *perfConfig) sizes() []int {
 	return sizes
 }
 
+// serverAddr is where the server listens: -bind's address or the
+// provider's default, and -p.
+func (c *perfConfig) serverAddr(addrs []netip.Addr) (netip.AddrPort, error) {
+	addr := defaultServerAddr(addrs)
+	if c.bind != "" {
+		a, _, err := parseTarget(c.bind, 0)
+		if err != nil {
+			return netip.AddrPort{}, err
+		}
+		addr = a.Addr()
+	}
+	return netip.AddrPortFrom(addr, uint16(c.port)), nil
+}
+
 // run opens the provider and runs the server, the client, or both.
 func (c *perfConfig) run(ctx context.Context, out io.Writer) error {
 	p, addrs, err := c.provider.open()
@@ -342,24 +356,17 @@ func (c *perfConfig) run(ctx context.Context, out io.Writer) error {
 	}
 	switch {
 	case c.target != "":
-		target, hasPort, err := parseTarget(c.target, uint16(c.port))
+		target, err := resolveTarget(c.target, c.port, c.portSet)
 		if err != nil {
 			return err
 		}
-		if hasPort && c.portSet && target.Port() != uint16(c.port) {
-			return usagef("the port of %s and -p %d disagree", c.target, c.port)
-		}
 		return runClient(ctx, c, p, addrs, target, out)
 	case c.server:
-		addr := defaultServerAddr(addrs)
-		if c.bind != "" {
-			a, _, err := parseTarget(c.bind, 0)
-			if err != nil {
-				return err
-			}
-			addr = a.Addr()
+		local, err := c.serverAddr(addrs)
+		if err != nil {
+			return err
 		}
-		return runServer(ctx, c, p, addrs, netip.AddrPortFrom(addr, uint16(c.port)), out)
+		return runServer(ctx, c, p, addrs, local, out)
 	case c.inProcess || p.Name() == "loop":
 		port := uint16(0)
 		if c.portSet {

@@ -582,22 +582,15 @@ func (c *perfConfig) runRCM(ctx context.Context, p nd.Provider, addrs []netip.Ad
 		return err
 	}
 	if c.server {
-		addr := defaultServerAddr(addrs)
-		if c.bind != "" {
-			a, _, err := parseTarget(c.bind, 0)
-			if err != nil {
-				return err
-			}
-			addr = a.Addr()
+		local, err := c.serverAddr(addrs)
+		if err != nil {
+			return err
 		}
-		return c.rcmServer(ctx, p, addrs, netip.AddrPortFrom(addr, uint16(c.port)), out)
+		return c.rcmServer(ctx, p, addrs, local, out)
 	}
-	target, hasPort, err := parseTarget(c.target, uint16(c.port))
+	target, err := resolveTarget(c.target, c.port, c.portSet)
 	if err != nil {
 		return err
-	}
-	if hasPort && c.portSet && target.Port() != uint16(c.port) {
-		return usagef("the port of %s and -p %d disagree", c.target, c.port)
 	}
 	return c.rcmClient(ctx, p, addrs, target, out)
 }
@@ -610,8 +603,9 @@ func (c *perfConfig) newRcmData(server bool) *rcmData {
 // connectRetrying connects a new session made by mk to target, again after
 // rcmConnectPause while the peer refuses, rcmConnectTries times in all (the
 // perftest server listens for the data connection only once the control
-// connection got that far).
-func connectRetrying(ctx context.Context, target netip.AddrPort, mk func() (*session, error)) (*session, error) {
+// connection got that far). drop releases a session that did not connect
+// (each refused one, and the last on failure).
+func connectRetrying(ctx context.Context, target netip.AddrPort, mk func() (*session, error), drop func(*session)) (*session, error) {
 	for try := 1; ; try++ {
 		s, err := mk()
 		if err != nil {
@@ -621,7 +615,7 @@ func connectRetrying(ctx context.Context, target netip.AddrPort, mk func() (*ses
 		if err == nil {
 			return s, nil
 		}
-		s.close()
+		drop(s)
 		if !errors.Is(err, nd.ErrConnectionRefused) || try == rcmConnectTries {
 			return nil, err
 		}
@@ -648,13 +642,7 @@ func rcmSteps(t *perfTest) int {
 
 // rcmClient runs the client against the perftest -R server at target.
 func (c *perfConfig) rcmClient(ctx context.Context, p nd.Provider, addrs []netip.Addr, target netip.AddrPort, out io.Writer) error {
-	local := pickLocal(addrs, target.Addr())
-	for _, a := range addrs {
-		if a == target.Addr() {
-			local = a // a server on this host: connect from its address, as rdma_cm does
-		}
-	}
-	a, err := openAdapter(p, addrs, local)
+	a, err := openAdapter(p, addrs, rdmacmLocal(addrs, target.Addr()))
 	if err != nil {
 		return err
 	}
@@ -667,20 +655,16 @@ func (c *perfConfig) rcmClient(ctx context.Context, p nd.Provider, addrs []netip
 		return err
 	}
 	var ctrl *rcmCtrl
-	cs, err := connectRetrying(ctx, target, func() (*session, error) {
-		if ctrl != nil {
-			ctrl.close(ctx) // a refused attempt's
-		}
+	_, err = connectRetrying(ctx, target, func() (*session, error) {
 		var err error
 		if ctrl, err = newRcmCtrl(ctx, a, nil, false); err != nil {
 			return nil, err
 		}
 		return ctrl.s, nil
-	})
+	}, func(*session) { ctrl.close(ctx) })
 	if err != nil {
 		return fmt.Errorf("the control connection: %w", err)
 	}
-	ctrl.s = cs
 	defer ctrl.close(ctx)
 	if err := ctrl.preamble(ctx); err != nil {
 		return err
@@ -694,7 +678,7 @@ func (c *perfConfig) rcmClient(ctx context.Context, p nd.Provider, addrs []netip
 		return err
 	}
 	limits := d.limits(ai)
-	if d.s, err = connectRetrying(ctx, target, func() (*session, error) { return newSession(a, nil, limits) }); err != nil {
+	if d.s, err = connectRetrying(ctx, target, func() (*session, error) { return newSession(a, nil, limits) }, (*session).close); err != nil {
 		return fmt.Errorf("the data connection: %w", err)
 	}
 	d.reaper = newReaper(ctx, d.s.cq, c.blocking, limits.InboundEntries+limits.OutboundEntries)

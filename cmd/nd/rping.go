@@ -364,13 +364,7 @@ func (r *rpingSide) bind(ctx context.Context, buf []byte, flags nd.Flags) (nd.MW
 
 // runClient connects to the rping server at target and pings it.
 func (c *rpingConfig) runClient(ctx context.Context, p nd.Provider, addrs []netip.Addr, target netip.AddrPort, out io.Writer) error {
-	local := pickLocal(addrs, target.Addr())
-	for _, a := range addrs {
-		if a == target.Addr() {
-			local = a // a server on this host: connect from its address, as rdma_cm does
-		}
-	}
-	a, err := openAdapter(p, addrs, local)
+	a, err := openAdapter(p, addrs, rdmacmLocal(addrs, target.Addr()))
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/godirect/nd"
@@ -114,6 +115,20 @@ func joinAddrs(addrs []netip.Addr) string {
 	return strings.Join(s, " ")
 }
 
+// resolveTarget is parseTarget for a tool's ADDRESS[:PORT] argument and its
+// -p port (portSet: -p was given): a port in both that differs is a usage
+// error.
+func resolveTarget(arg string, port uint, portSet bool) (netip.AddrPort, error) {
+	target, hasPort, err := parseTarget(arg, uint16(port))
+	if err != nil {
+		return netip.AddrPort{}, err
+	}
+	if hasPort && portSet && target.Port() != uint16(port) {
+		return netip.AddrPort{}, usagef("the port of %s and -p %d disagree", arg, port)
+	}
+	return target, nil
+}
+
 // parseTarget parses ADDRESS or ADDRESS:PORT ("[v6]:port" for IPv6). A
 // missing port is defPort; hasPort reports whether the argument named one.
 func parseTarget(arg string, defPort uint16) (ap netip.AddrPort, hasPort bool, err error) {
@@ -125,6 +140,16 @@ func parseTarget(arg string, defPort uint16) (ap netip.AddrPort, hasPort bool, e
 		return netip.AddrPort{}, false, usagef("%q is not an IP address or ADDRESS:PORT", arg)
 	}
 	return netip.AddrPortFrom(a.Unmap(), defPort), false, nil
+}
+
+// rdmacmLocal is the address a client talking to an rdma_cm peer (rping,
+// perftest -R) connects from: the server's own when the provider serves it
+// (a server on this host), as rdma_cm does, otherwise pickLocal's.
+func rdmacmLocal(addrs []netip.Addr, remote netip.Addr) netip.Addr {
+	if slices.Contains(addrs, remote) {
+		return remote
+	}
+	return pickLocal(addrs, remote)
 }
 
 // pickLocal chooses the local address to connect to remote from: a loopback
