@@ -63,7 +63,13 @@ func Word32(b []byte, off int) *uint32 {
 // release stores (a MOV on amd64, no fence), so the consumer's load of
 // tail could pass its store of sleeping and a wake-up be lost: both sides
 // asleep with a record in the ring.
-func Load64(p *uint64) uint64     { return atomic.LoadUint64(p) }
+func Load64(p *uint64) uint64 { return atomic.LoadUint64(p) }
+
+// Store64 stores v at p with a full barrier (see above).
 func Store64(p *uint64, v uint64) { atomic.SwapUint64(p, v) }
-func Load32(p *uint32) uint32     { return atomic.LoadUint32(p) }
+
+// Load32 is Load64 for a 4-byte word.
+func Load32(p *uint32) uint32 { return atomic.LoadUint32(p) }
+
+// Store32 is Store64 for a 4-byte word.
 func Store32(p *uint32, v uint32) { atomic.SwapUint32(p, v) }
