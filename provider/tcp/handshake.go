@@ -171,6 +171,10 @@ func (t *transport) passive(pl *portListener, c *net.TCPConn) {
 	if req.Enhanced {
 		ird, ord = appLimit(req.IRD, godirect), appLimit(req.ORD, godirect)
 	}
+	// The reader counts from before the application can end the link
+	// (shutdown waits for it).
+	l.wg.Add(1)
+	defer l.wg.Done()
 	// l.mu is held until l.events is set: the application may Accept
 	// (which reads l.events) as soon as Deliver handed the request over.
 	l.mu.Lock()
@@ -185,9 +189,7 @@ func (t *transport) passive(pl *portListener, c *net.TCPConn) {
 		c.Close()
 		return
 	}
-	l.wg.Add(1)
 	l.readLoop()
-	l.wg.Done()
 }
 
 // writeReject answers a request with an MPA reply carrying R.

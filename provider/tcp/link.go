@@ -15,9 +15,15 @@ import (
 	"github.com/godirect/nd/internal/iwarp"
 )
 
-// link is one TCP connection carrying one ND connection (engine.Link). A
-// reader goroutine parses inbound FPDUs and places their payload; a writer
-// goroutine sends outbound messages. Everything they share is guarded by mu.
+// link is one TCP connection carrying one ND connection (engine.Link).
+//
+// Inbound FPDUs are parsed and placed by whoever holds rxMu: the
+// application's polls of the endpoint's completion queues (Poll), or else
+// the reader goroutine. Outbound messages are sent by whoever holds txMu: a
+// post of a small request, on the poster's goroutine (Transmit), or else
+// the writer goroutine. On one processor this spares a switch between
+// goroutines per message in each direction. What the two sides share is
+// guarded by mu.
 type link struct {
 	t      *transport
 	conn   *net.TCPConn
@@ -48,6 +54,31 @@ type link struct {
 	// queue of the endpoint, and the reader keeps polling the socket.
 	polls atomic.Uint64
 
+	// The parser: br (through sr), rs. rxStarted: the handshake is over
+	// and rs is in use.
+	rxMu      sync.Mutex
+	rs        readerState
+	rxStarted atomic.Bool
+	rxKicked  atomic.Bool   // a poll left a long FPDU to the reader
+	rxKick    chan struct{} // wakes a reader waiting for kicks
+	rxParked  atomic.Bool   // the reader waits in the network poller
+	appWaits  atomic.Bool   // the application waits in Notify (Watch)
+
+	// The transmitter: snd, wst, txBatch (the jobs being sent) and tail
+	// (bytes of an inline send the socket did not take yet; tailPending
+	// says so under mu). txDeferred: a zero-length Read Response was
+	// queued; the writer yields once before sending it, so that it leaves
+	// with the application's answer.
+	txMu       sync.Mutex
+	snd        *sender
+	wst        writerState
+	txBatch    []job
+	tail       []byte
+	txDeferred atomic.Bool
+	deferArmed atomic.Bool // deferTimer runs
+	deferTimer *time.Timer // ends a deferral that nothing else ended
+	sock       rawWriter
+
 	mu            sync.Mutex
 	wake          chan struct{} // the writer's doorbell
 	events        engine.LinkEvents
@@ -58,6 +89,7 @@ type link struct {
 	awaitRTR      bool             // passive: waiting for the peer's ready-to-receive frame
 	holdTx        bool             // passive: nothing leaves before the first inbound FPDU
 	writerStarted bool
+	tailPending   bool
 	jobs          []job
 	orq           fifo[readEntry] // Read Requests sent, oldest first
 	unconfirmed   fifo[sentEntry] // Sends and Writes sent, not yet confirmed
@@ -119,9 +151,14 @@ type sentEntry struct {
 const rxBufferSize = 4 << 10
 
 func newLink(t *transport, c *net.TCPConn, active bool) *link {
-	l := &link{t: t, conn: c, active: active, wake: make(chan struct{}, 1)}
+	l := &link{t: t, conn: c, active: active, wake: make(chan struct{}, 1), rxKick: make(chan struct{}, 1)}
 	l.sr = newSpinReader(l, c, t.p.cfg.Spin)
 	l.br = bufio.NewReaderSize(l.sr, rxBufferSize)
+	l.snd = newSender(l)
+	l.wst.pieces = make([][]byte, 0, 32)
+	l.sock.init(c)
+	l.deferTimer = time.AfterFunc(time.Hour, l.deferExpired)
+	l.deferTimer.Stop()
 	l.local = netip.AddrPortFrom(addrOf(c.LocalAddr()), portOf(c.LocalAddr()))
 	l.remote = netip.AddrPortFrom(addrOf(c.RemoteAddr()), portOf(c.RemoteAddr()))
 	var b [4]byte
@@ -147,7 +184,10 @@ func portOf(a net.Addr) uint16 {
 // Attach implements engine.Link.
 func (l *link) Attach(ep *engine.Endpoint) { l.ep.Store(ep) }
 
-// Transmit implements engine.Link: the request is queued for the writer.
+// Transmit implements engine.Link: the request is queued for the writer,
+// or, when it is small and nothing is queued before it, sent at once on the
+// caller's goroutine (a write that never blocks; what the socket does not
+// take, the writer finishes).
 func (l *link) Transmit(wr *engine.WorkRequest) (bool, nd.Status) {
 	l.mu.Lock()
 	if l.closing {
@@ -156,7 +196,9 @@ func (l *link) Transmit(wr *engine.WorkRequest) (bool, nd.Status) {
 	}
 	l.jobs = append(l.jobs, job{kind: jobWR, wr: wr, seq: wr.Seq})
 	l.mu.Unlock()
-	l.ring()
+	if !l.sendInline() {
+		l.ring()
+	}
 	return false, nd.Success
 }
 
@@ -265,6 +307,7 @@ func (l *link) shutdown(status nd.Status, term *iwarp.Terminate, notify bool) {
 	if l.watchdog != nil {
 		l.watchdog.Stop()
 	}
+	l.deferTimer.Stop()
 	l.mu.Unlock()
 	if writer {
 		// The writer sends the Terminate and closes the socket; a peer

@@ -1,22 +1,101 @@
 package tcp
 
-import "github.com/godirect/nd/internal/engine"
+import (
+	"time"
+
+	"github.com/godirect/nd/internal/engine"
+)
 
 var _ engine.Poller = (*link)(nil)
 
-// Poll implements engine.Poller. Inbound traffic stays the reader's (it
-// handles nothing, and returns false), which keeps polling the socket while
-// Poll calls come (polls); a poll that finds the link inside a long read or
-// write yields the processor to that copy, which is the work the poller
-// waits for. Safe for concurrent use, also after the link ended.
+// Poll implements engine.Poller: the application's poll handles the FPDUs
+// that have arrived, on its own goroutine, unless the reader goroutine is
+// at work (it then returns false). It takes an FPDU only once all of it is
+// there, so it never waits for the peer. A poll that finds the link inside
+// a long read or write yields the processor to that copy, which is the work
+// the poller waits for. Safe for concurrent use, also after the link ended.
 func (l *link) Poll() bool {
 	l.polls.Add(1)
-	if l.inSyscall.Load() > 0 {
-		yieldProcessor()
+	if l.appWaits.Load() {
+		l.appWaits.Store(false)
 	}
-	return false
+	if l.inSyscall.Load() > 0 {
+		// A long write or read of the link is copying on another
+		// thread: this processor is better spent there.
+		yieldProcessor()
+		return false
+	}
+	if !spinSupported || !l.rxStarted.Load() || !l.rxMu.TryLock() {
+		return false
+	}
+	handled := false
+	if !l.rs.stopped {
+		var err error
+		if handled, err = l.rxStep(&l.rs, true); err != nil {
+			l.rs.stopped = true
+		}
+	}
+	l.rxMu.Unlock()
+	if !handled {
+		// The application has nothing new to answer: a response held
+		// back for its answer leaves now.
+		l.flushDeferred()
+	}
+	return handled
 }
 
-// Watch implements engine.Poller: the reader and writer never stand down, so
-// there is nothing to resume.
-func (l *link) Watch() {}
+// Watch implements engine.Poller: the reader goroutine stops waiting for
+// the application's polls and watches the socket itself.
+func (l *link) Watch() {
+	l.appWaits.Store(true)
+	l.kickChannel()
+}
+
+// deferTx holds back a queued response to a zero-length Read (the reader
+// calls it), so that it leaves with the application's answer to what came
+// with it: the next send takes it along. If none comes first, it leaves at
+// the next poll that finds nothing new, when the reader goroutine falls
+// idle, or at the latest deferLimit later.
+func (l *link) deferTx() {
+	l.txDeferred.Store(true)
+	if !l.deferArmed.Load() && l.deferArmed.CompareAndSwap(false, true) {
+		l.deferTimer.Reset(deferLimit)
+	}
+}
+
+// deferLimit bounds how long a response deferTx held back waits.
+const deferLimit = time.Millisecond
+
+// deferExpired runs deferLimit after deferTx armed the timer.
+func (l *link) deferExpired() {
+	l.deferArmed.Store(false) // before the flag is read: no deferral is missed
+	l.flushDeferred()
+}
+
+// flushDeferred sends a held-back response now (inline, or by the writer).
+func (l *link) flushDeferred() {
+	if l.txDeferred.Load() && l.txDeferred.Swap(false) && !l.sendInline() {
+		l.ring()
+	}
+}
+
+// kickReader has the reader goroutine take over the inbound traffic: a
+// poll found a long FPDU. It reports false when the reader is parked in
+// the network poller, which may take long to wake it: the poll then reads
+// on itself.
+func (l *link) kickReader() bool {
+	l.rxKicked.Store(true)
+	if l.rxParked.Load() {
+		return false
+	}
+	l.kickChannel()
+	return true
+}
+
+// kickChannel wakes a reader waiting for kicks.
+func (l *link) kickChannel() {
+	select {
+	case l.rxKick <- struct{}{}:
+	default:
+	}
+}

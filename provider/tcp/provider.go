@@ -59,15 +59,16 @@ type Config struct {
 	// ends and pending requests complete ErrIOTimeout. It catches a peer
 	// whose TCP stack is alive but whose process stopped.
 	ResponseTimeout time.Duration
-	// Spin is how long the reader polls the socket for more data before it
-	// parks in the runtime's network poller: a peer that answers within it
-	// is seen without a goroutine wake-up, which costs tens of
-	// microseconds. The reader yields the processor between polls, and
-	// keeps polling for as long as the application polls the endpoint's
-	// completion queues (GetResults finding nothing); it parks Spin after
-	// both went quiet. 0 turns polling off (for hosts where a spinning
-	// thread would steal a busy core). Unix only: elsewhere the reader
-	// always parks.
+	// Spin is how long the reader goroutine polls the socket for more data
+	// before it parks in the runtime's network poller, while the
+	// application does not poll: a peer that answers within it is seen
+	// without a goroutine wake-up, which costs tens of microseconds. While
+	// the application polls the endpoint's completion queues (GetResults
+	// finding nothing), its polls read the socket themselves and the
+	// reader only takes long FPDUs from them. 0 turns the reader's polling
+	// off (for hosts where a spinning thread would steal a busy core).
+	// Unix only: elsewhere the reader does all the reading and always
+	// parks.
 	Spin time.Duration
 	// Addresses, when not empty, are the addresses the provider serves
 	// instead of every interface address of the host (each must be local).

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"runtime"
 	"time"
 
 	"github.com/godirect/nd"
@@ -23,33 +24,162 @@ const (
 	actTerminate
 )
 
-// readerState is what only the reader goroutine touches.
+// readerState is the parser's state; the holder of the link's rxMu (the
+// reader goroutine, or a poll) owns it.
 type readerState struct {
 	hdr       [iwarp.MinFPDUHeaderSize + 8]byte
 	body      [128]byte // Read Request and Terminate bodies
 	trailer   [iwarp.MaxFPDUTrailerSize]byte
 	reasm     iwarp.Reassembler
 	first     bool                // the first FPDU arrived
+	stopped   bool                // the link ended: nothing more is parsed
 	recv      *engine.WorkRequest // the Receive the current Send fills
 	recvLen   int
 	lastHdr   [iwarp.UntaggedHeaderSize]byte // the last Send segment's DDP header
 	confirmed []sentEntry
+
+	// The FPDU in progress (cur): a poll that finds only part of its
+	// payload takes what is there and leaves the rest to the next poll,
+	// or to the reader goroutine.
+	cur     bool
+	h       iwarp.FPDUHeader
+	hdrLen  int // header bytes in hdr, length field included
+	plen    int
+	crc     uint32
+	action  int
+	sgl     []nd.SGE // the payload's place: sgl from entry sgi, offset off
+	one     [1]nd.SGE
+	sgi     int
+	off     int
+	left    int  // payload bytes still to read
+	discard bool // the payload is read and dropped
+	scratch [512]byte
 }
 
-// readLoop parses inbound FPDUs and places their payload until the link
-// ends.
+// place sets where the FPDU's plen payload bytes go: sgl from offset off.
+func (rs *readerState) place(sgl []nd.SGE, off int) {
+	rs.sgl, rs.sgi, rs.off, rs.left, rs.discard = sgl, 0, off, rs.plen, false
+}
+
+// drop has the FPDU's payload read and dropped.
+func (rs *readerState) drop() {
+	rs.sgl, rs.left, rs.discard = nil, rs.plen, true
+}
+
+// chunk returns where the next payload bytes go (nil: the place is too
+// short, which the checks before rule out).
+func (rs *readerState) chunk() []byte {
+	if rs.discard {
+		return rs.scratch[:min(rs.left, len(rs.scratch))]
+	}
+	for rs.sgi < len(rs.sgl) {
+		b := rs.sgl[rs.sgi].Buffer
+		if rs.off < len(b) {
+			b = b[rs.off:]
+			return b[:min(len(b), rs.left)]
+		}
+		rs.off -= len(b)
+		rs.sgi++
+	}
+	return nil
+}
+
+// readLoop is the reader goroutine: it parses inbound FPDUs and places
+// their payload until the link ends, whenever the application's polls do
+// not (Poll). It waits for data without holding rxMu, so that a poll can
+// take what arrives; inside an FPDU whose bytes are still coming it waits
+// holding rxMu.
 func (l *link) readLoop() {
-	rs := &readerState{confirmed: make([]sentEntry, 0, 64)}
+	rs := &l.rs
+	rs.confirmed = make([]sentEntry, 0, 64)
+	l.rxStarted.Store(true)
 	for {
-		if err := l.readFPDU(rs); err != nil {
-			break
+		err := l.sr.awaitInput()
+		l.rxMu.Lock()
+		switch {
+		case rs.stopped:
+		case err != nil:
+			l.lost(err)
+			rs.stopped = true
+		default:
+			if _, err := l.rxStep(rs, false); err != nil {
+				rs.stopped = true
+			}
+		}
+		if rs.stopped {
+			l.rxEnd(rs)
+			l.rxMu.Unlock()
+			return
+		}
+		l.rxMu.Unlock()
+		if l.txDeferred.Load() {
+			// Let the application answer what arrived first, so that a
+			// held-back response leaves with its answer.
+			runtime.Gosched()
+			l.flushDeferred()
 		}
 	}
+}
+
+// rxEnd cancels the Receive a Send was filling when the link ended; rxMu
+// held.
+func (l *link) rxEnd(rs *readerState) {
 	if rs.recv != nil {
 		if ep := l.ep.Load(); ep != nil {
 			ep.CompleteReceive(rs.recv, 0, nd.ErrCanceled, false)
 		}
 		rs.recv = nil
+	}
+}
+
+// rxStep handles the FPDUs that have arrived and reports whether it handled
+// any; rxMu held. A poll (poll set) never waits: it starts an FPDU once its
+// header, and the whole of it unless its payload is long, is buffered, and
+// takes as much of a long payload as has arrived. The reader goroutine
+// waits for the rest of an FPDU it started. An error means the link ended.
+func (l *link) rxStep(rs *readerState, poll bool) (bool, error) {
+	handled := false
+	for {
+		buffered := l.br.Buffered()
+		need := iwarp.FPDULengthSize // bytes to have buffered before starting
+		if buffered >= need {
+			b, _ := l.br.Peek(iwarp.FPDULengthSize)
+			need = iwarp.FPDUSize(int(binary.BigEndian.Uint16(b)))
+		}
+		if poll && (rs.cur || need > rxBufferSize) && l.kickReader() {
+			// A long FPDU: the reader goroutine reads it, straight
+			// into place with blocking reads.
+			return handled, nil
+		}
+		if need > rxBufferSize {
+			need = len(rs.hdr) // a poll starts a long FPDU with its header
+		}
+		if rs.cur || buffered >= need || !poll && buffered > 0 {
+			l.sr.nonblock = poll
+			err := l.readFPDU(rs)
+			l.sr.nonblock = false
+			switch {
+			case err == errAgain:
+				return handled, nil
+			case err != nil:
+				return handled, err
+			}
+			handled = true
+			continue
+		}
+		// Take what the socket holds, without waiting.
+		l.sr.nonblock = true
+		_, err := l.br.Peek(need)
+		l.sr.nonblock = false
+		switch {
+		case l.br.Buffered() > buffered:
+		case err == nil || errors.Is(err, errAgain):
+			return handled, nil
+		case poll:
+			return handled, nil // the reader goroutine reports it
+		default:
+			return handled, l.lost(err)
+		}
 	}
 }
 
@@ -78,8 +208,79 @@ func (l *link) readFull(b []byte) error {
 	return err
 }
 
-// readFPDU reads one FPDU and acts on it.
+// readFPDU reads one FPDU and acts on it, or goes on with the one in
+// progress. In a poll (sr.nonblock) it returns errAgain, with the FPDU
+// still in progress, when the rest of it has not arrived yet.
 func (l *link) readFPDU(rs *readerState) error {
+	raceAcquire()
+	defer raceRelease()
+	if !rs.cur {
+		if err := l.beginFPDU(rs); err != nil {
+			return err
+		}
+	}
+	for rs.left > 0 {
+		b := rs.chunk()
+		if b == nil {
+			return l.fail(nd.ErrRemoteError, &iwarp.Terminate{Layer: iwarp.TermLayerDDP, EType: iwarp.TermDDPUntagged, Code: iwarp.TermCodeMessageTooLong}, rs.ulpdu())
+		}
+		n, err := l.br.Read(b)
+		if n > 0 {
+			if l.crc {
+				rs.crc = iwarp.UpdateCRC(rs.crc, b[:n])
+			}
+			rs.left -= n
+			if !rs.discard {
+				rs.off += n
+			}
+		}
+		if err != nil {
+			return l.readError(err)
+		}
+	}
+	tl := rs.h.TrailerLen()
+	if l.sr.nonblock && l.br.Buffered() < tl {
+		if _, err := l.br.Peek(tl); err != nil {
+			return l.readError(err)
+		}
+	}
+	tr := rs.trailer[:tl]
+	if err := l.readFull(tr); err != nil {
+		return l.lost(err)
+	}
+	rs.cur = false
+	if err := checkTrailer(tr, rs.h.ULPDULength, rs.crc, l.crc); err != nil {
+		return l.fail(nd.ErrRemoteError, &iwarp.Terminate{Layer: iwarp.TermLayerLLP, EType: iwarp.TermLLPMPA, Code: iwarp.TermCodeCRCError}, rs.ulpdu())
+	}
+	switch rs.action {
+	case actReadDone:
+		l.readDone(rs)
+	case actReceiveDone:
+		return l.receiveDone(rs, &rs.h)
+	case actReadRequest:
+		return l.rxReadRequest(rs.body[:rs.plen], rs.ulpdu())
+	case actTerminate:
+		return l.rxTerminate(rs.body[:rs.plen])
+	}
+	return nil
+}
+
+// readError passes errAgain on (a poll found no more bytes) and ends the
+// link on any other read error.
+func (l *link) readError(err error) error {
+	if errors.Is(err, errAgain) {
+		return errAgain
+	}
+	return l.lost(err)
+}
+
+// ulpdu returns the DDP header of the FPDU in progress.
+func (rs *readerState) ulpdu() []byte { return rs.hdr[iwarp.FPDULengthSize:rs.hdrLen] }
+
+// beginFPDU reads an FPDU's header (and the body of a Read Request or
+// Terminate) and sets where its payload goes. A poll calls it only once
+// the header, and the whole FPDU unless its payload is long, is buffered.
+func (l *link) beginFPDU(rs *readerState) error {
 	hdr := rs.hdr[:iwarp.MinFPDUHeaderSize]
 	if err := l.readFull(hdr); err != nil {
 		return l.lost(err)
@@ -95,38 +296,36 @@ func (l *link) readFPDU(rs *readerState) error {
 	if err != nil {
 		return l.fail(nd.ErrRemoteError, headerTerminate(err, hdr[iwarp.FPDULengthSize]&0x80 != 0), nil)
 	}
-	ulpduHdr := hdr[iwarp.FPDULengthSize:n]
-	crc := uint32(0)
+	rs.h, rs.hdrLen = h, n
+	ulpduHdr := rs.ulpdu()
+	rs.crc = 0
 	if l.crc {
-		crc = iwarp.UpdateCRC(0, hdr[:n])
+		rs.crc = iwarp.UpdateCRC(0, hdr[:n])
 	}
 	plen := h.PayloadLen()
-	if _, err := rs.reasm.Accept(&h.SegmentHeader, plen); err != nil {
+	rs.plen, rs.left, rs.action = plen, 0, actNone
+	if _, err := rs.reasm.Accept(&rs.h.SegmentHeader, plen); err != nil {
 		return l.fail(nd.ErrRemoteError, sequenceTerminate(err), ulpduHdr)
 	}
 	l.rx.Add(1)
-	raceAcquire()
-	defer raceRelease()
 	if !rs.first {
 		rs.first = true
-		if err := l.firstInbound(&h, plen); err != nil {
+		if err := l.firstInbound(&rs.h, plen); err != nil {
 			return err
 		}
 	}
-
-	action := actNone
 	switch h.Opcode {
 	case iwarp.OpWrite:
-		err = l.rxWrite(&h, plen, &crc, ulpduHdr)
+		err = l.rxWrite(rs, ulpduHdr)
 	case iwarp.OpReadResponse:
-		err = l.rxReadResponse(&h, plen, &crc, ulpduHdr)
+		err = l.rxReadResponse(rs, ulpduHdr)
 		if h.Last {
-			action = actReadDone
+			rs.action = actReadDone
 		}
 	case iwarp.OpSend, iwarp.OpSendInvalidate, iwarp.OpSendSE, iwarp.OpSendSEInvalidate:
-		err = l.rxSend(rs, &h, plen, &crc, ulpduHdr)
+		err = l.rxSend(rs, ulpduHdr)
 		if h.Last {
-			action = actReceiveDone
+			rs.action = actReceiveDone
 		}
 	case iwarp.OpReadRequest, iwarp.OpTerminate:
 		if plen > len(rs.body) {
@@ -136,11 +335,11 @@ func (l *link) readFPDU(rs *readerState) error {
 			return l.lost(err)
 		}
 		if l.crc {
-			crc = iwarp.UpdateCRC(crc, rs.body[:plen])
+			rs.crc = iwarp.UpdateCRC(rs.crc, rs.body[:plen])
 		}
-		action = actReadRequest
+		rs.action = actReadRequest
 		if h.Opcode == iwarp.OpTerminate {
-			action = actTerminate
+			rs.action = actTerminate
 		}
 	default:
 		return l.fail(nd.ErrRemoteError, &iwarp.Terminate{Layer: iwarp.TermLayerRDMAP, EType: iwarp.TermRDMAPRemoteOperation, Code: iwarp.TermCodeUnexpectedOpcode}, ulpduHdr)
@@ -148,23 +347,7 @@ func (l *link) readFPDU(rs *readerState) error {
 	if err != nil {
 		return err
 	}
-	tr := rs.trailer[:h.TrailerLen()]
-	if err := l.readFull(tr); err != nil {
-		return l.lost(err)
-	}
-	if err := checkTrailer(tr, h.ULPDULength, crc, l.crc); err != nil {
-		return l.fail(nd.ErrRemoteError, &iwarp.Terminate{Layer: iwarp.TermLayerLLP, EType: iwarp.TermLLPMPA, Code: iwarp.TermCodeCRCError}, ulpduHdr)
-	}
-	switch action {
-	case actReadDone:
-		l.readDone(rs)
-	case actReceiveDone:
-		return l.receiveDone(rs, &h)
-	case actReadRequest:
-		return l.rxReadRequest(rs.body[:plen], ulpduHdr)
-	case actTerminate:
-		return l.rxTerminate(rs.body[:plen])
-	}
+	rs.cur = true
 	return nil
 }
 
@@ -198,42 +381,6 @@ func (l *link) firstInbound(h *iwarp.FPDUHeader, plen int) error {
 	return l.fail(nd.ErrConnectionAborted, &iwarp.Terminate{Layer: iwarp.TermLayerLLP, EType: iwarp.TermLLPMPA, Code: iwarp.TermCodeNoMatchingRTR}, nil)
 }
 
-// readInto reads len(dst) payload bytes straight into dst.
-func (l *link) readInto(dst []byte, crc *uint32) error {
-	if err := l.readFull(dst); err != nil {
-		return l.lost(err)
-	}
-	if l.crc {
-		*crc = iwarp.UpdateCRC(*crc, dst)
-	}
-	return nil
-}
-
-// readIntoSGL reads n payload bytes into the entries of sgl, starting off
-// bytes into them.
-func (l *link) readIntoSGL(sgl []nd.SGE, off, n int, crc *uint32) error {
-	for i := range sgl {
-		if n == 0 {
-			return nil
-		}
-		b := sgl[i].Buffer
-		if off >= len(b) {
-			off -= len(b)
-			continue
-		}
-		b = b[off:]
-		off = 0
-		if len(b) > n {
-			b = b[:n]
-		}
-		if err := l.readInto(b, crc); err != nil {
-			return err
-		}
-		n -= len(b)
-	}
-	return nil
-}
-
 func (l *link) endpoint() (*engine.Endpoint, error) {
 	if ep := l.ep.Load(); ep != nil {
 		return ep, nil
@@ -242,24 +389,27 @@ func (l *link) endpoint() (*engine.Endpoint, error) {
 }
 
 // rxWrite places an RDMA Write segment in the target window.
-func (l *link) rxWrite(h *iwarp.FPDUHeader, plen int, crc *uint32, ulpdu []byte) error {
-	if plen == 0 {
+func (l *link) rxWrite(rs *readerState, ulpdu []byte) error {
+	if rs.plen == 0 {
 		return nil // zero-length Writes (ready-to-receive frames) name no memory
 	}
 	ep, err := l.endpoint()
 	if err != nil {
 		return err
 	}
-	dst, fault := ep.AccessFault(h.STag, h.TO, plen, true)
+	dst, fault := ep.AccessFault(rs.h.STag, rs.h.TO, rs.plen, true)
 	if fault != engine.FaultNone {
 		return l.fail(nd.ErrRemoteError, taggedTerminate(fault), ulpdu)
 	}
-	return l.readInto(dst, crc)
+	rs.one[0] = nd.SGE{Buffer: dst}
+	rs.place(rs.one[:], 0)
+	return nil
 }
 
 // rxReadResponse places a Read Response segment in the oldest outstanding
 // Read's local buffers.
-func (l *link) rxReadResponse(h *iwarp.FPDUHeader, plen int, crc *uint32, ulpdu []byte) error {
+func (l *link) rxReadResponse(rs *readerState, ulpdu []byte) error {
+	h, plen := &rs.h, rs.plen
 	l.mu.Lock()
 	var e *readEntry
 	if l.orq.len() > 0 {
@@ -288,21 +438,16 @@ func (l *link) rxReadResponse(h *iwarp.FPDUHeader, plen int, crc *uint32, ulpdu 
 		return nil
 	}
 	if wr == nil || stale {
-		var scratch [512]byte
-		for plen > 0 {
-			n := min(plen, len(scratch))
-			if err := l.readInto(scratch[:n], crc); err != nil {
-				return err
-			}
-			plen -= n
-		}
+		rs.drop()
 		return nil
 	}
-	return l.readIntoSGL(wr.SGL, placed, plen, crc)
+	rs.place(wr.SGL, placed)
+	return nil
 }
 
 // rxSend places a Send segment in the oldest posted Receive.
-func (l *link) rxSend(rs *readerState, h *iwarp.FPDUHeader, plen int, crc *uint32, ulpdu []byte) error {
+func (l *link) rxSend(rs *readerState, ulpdu []byte) error {
+	h, plen := &rs.h, rs.plen
 	ep, err := l.endpoint()
 	if err != nil {
 		return err
@@ -327,7 +472,8 @@ func (l *link) rxSend(rs *readerState, h *iwarp.FPDUHeader, plen int, crc *uint3
 	}
 	rs.recvLen = int(h.MO) + plen
 	copy(rs.lastHdr[:], ulpdu)
-	return l.readIntoSGL(wr.SGL, int(h.MO), plen, crc)
+	rs.place(wr.SGL, int(h.MO))
+	return nil
 }
 
 // receiveDone completes the Receive a Send filled, after its last segment
@@ -379,7 +525,7 @@ func (l *link) rxReadRequest(body, ulpdu []byte) error {
 	l.jobs = append(l.jobs, job{kind: jobReadResponse, src: src, sinkSTag: rr.SinkSTag, sinkTO: rr.SinkTO})
 	l.mu.Unlock()
 	if rr.Size == 0 {
-		l.sr.deferRing()
+		l.deferTx()
 	} else {
 		l.ring()
 	}

@@ -8,4 +8,6 @@ import "syscall"
 // runtime's network poller (Config.Spin is ignored).
 const spinSupported = false
 
-func readNonblocking(uintptr, []byte) (int, error) { return 0, syscall.EINVAL }
+func readNonblocking(uintptr, []byte) (int, error)  { return 0, syscall.EINVAL }
+func peekNonblocking(uintptr, []byte) (int, error)  { return 0, syscall.EINVAL }
+func writeNonblocking(uintptr, []byte) (int, error) { return 0, syscall.EINVAL }

@@ -14,10 +14,17 @@ const (
 	scratchSize   = 32 << 10 // header and trailer bytes per writev
 	maxBatchBytes = 4 << 20  // payload bytes per writev
 	fpduScratch   = 64       // scratch bytes that one FPDU header and trailer need at most
+
+	// A batch of at most inlineJobs jobs and inlineBytes payload bytes is
+	// sent on the posting goroutine, copied into one buffer and written
+	// with one non-blocking write.
+	inlineJobs  = 32
+	inlineBytes = 8 << 10
 )
 
-// sender builds one gathered write: header and trailer bytes in scratch,
-// payload slices pointing into the caller's registered memory.
+// sender builds one write. The writer gathers: header and trailer bytes in
+// scratch, payload slices pointing into the caller's registered memory. An
+// inline send (flat set) copies everything into flat instead.
 type sender struct {
 	l       *link
 	bufs    net.Buffers
@@ -25,6 +32,9 @@ type sender struct {
 	scratch []byte
 	bytes   int
 	done    []job // requests that complete once the write is out
+	flat    []byte
+	spans   [][]byte // flatFPDU's
+	inline  bool
 }
 
 func newSender(l *link) *sender {
@@ -33,6 +43,8 @@ func newSender(l *link) *sender {
 		iov:     make([][]byte, 0, maxIovecs),
 		scratch: make([]byte, 0, scratchSize),
 		done:    make([]job, 0, 64),
+		flat:    make([]byte, 0, inlineBytes+inlineJobs*2*fpduScratch),
+		spans:   make([][]byte, 0, 32),
 	}
 }
 
@@ -64,9 +76,9 @@ func (s *sender) flush() error {
 }
 
 // ensure flushes unless an FPDU of up to pieces payload pieces and scratch
-// bytes of scratch fits.
+// bytes of scratch fits. An inline send has room for everything.
 func (s *sender) ensure(pieces, scratch int) error {
-	if s.room(pieces, scratch) {
+	if s.inline || s.room(pieces, scratch) {
 		return nil
 	}
 	return s.flush()
@@ -75,6 +87,9 @@ func (s *sender) ensure(pieces, scratch int) error {
 // fpdu adds one FPDU: header h, then n payload bytes taken from pieces
 // (starting off bytes into them).
 func (s *sender) fpdu(h *iwarp.SegmentHeader, pieces [][]byte, off, n int) error {
+	if s.inline {
+		return s.flatFPDU(h, pieces, off, n)
+	}
 	if err := s.ensure(len(pieces), fpduScratch); err != nil {
 		return err
 	}
@@ -91,6 +106,23 @@ func (s *sender) fpdu(h *iwarp.SegmentHeader, pieces [][]byte, off, n int) error
 	if s.l.crc {
 		crc = iwarp.UpdateCRC(0, hdr)
 	}
+	first := len(s.iov)
+	s.iov = appendSpan(s.iov, pieces, off, n)
+	for _, p := range s.iov[first:] {
+		s.bytes += len(p)
+		if s.l.crc {
+			crc = iwarp.UpdateCRC(crc, p)
+		}
+	}
+	start = len(s.scratch)
+	s.scratch = iwarp.AppendFPDUTrailer(s.scratch, ulpdu, crc, s.l.crc)
+	s.iov = append(s.iov, s.scratch[start:])
+	return nil
+}
+
+// appendSpan appends to dst the parts of pieces that hold n bytes from
+// offset off on.
+func appendSpan(dst [][]byte, pieces [][]byte, off, n int) [][]byte {
 	for _, p := range pieces {
 		if n == 0 {
 			break
@@ -105,16 +137,61 @@ func (s *sender) fpdu(h *iwarp.SegmentHeader, pieces [][]byte, off, n int) error
 			p = p[:n]
 		}
 		n -= len(p)
-		s.iov = append(s.iov, p)
-		s.bytes += len(p)
-		if s.l.crc {
-			crc = iwarp.UpdateCRC(crc, p)
-		}
+		dst = append(dst, p)
 	}
-	start = len(s.scratch)
-	s.scratch = iwarp.AppendFPDUTrailer(s.scratch, ulpdu, crc, s.l.crc)
-	s.iov = append(s.iov, s.scratch[start:])
+	return dst
+}
+
+// flatFPDU is fpdu for an inline send: the FPDU is copied into flat.
+func (s *sender) flatFPDU(h *iwarp.SegmentHeader, pieces [][]byte, off, n int) error {
+	ulpdu := h.Len() + n
+	start := len(s.flat)
+	var err error
+	s.flat, err = iwarp.AppendFPDUHeader(s.flat, h, n)
+	if err != nil {
+		return err
+	}
+	s.spans = appendSpan(s.spans[:0], pieces, off, n)
+	for _, p := range s.spans {
+		s.flat = append(s.flat, p...)
+		s.bytes += len(p)
+	}
+	clear(s.spans)
+	crc := uint32(0)
+	if s.l.crc {
+		crc = iwarp.UpdateCRC(0, s.flat[start:])
+	}
+	s.flat = iwarp.AppendFPDUTrailer(s.flat, ulpdu, crc, s.l.crc)
 	return nil
+}
+
+// flushInline writes what an inline send built with one non-blocking
+// write. What the socket does not take becomes the link's tail, which the
+// writer finishes (tailLeft true); the batch's requests then complete once
+// it has. txMu held.
+func (s *sender) flushInline() (tailLeft bool, err error) {
+	l := s.l
+	if len(s.flat) == 0 {
+		return false, nil
+	}
+	n, err := l.sock.write(s.flat)
+	s.scratch, s.bytes = s.scratch[:0], 0
+	if err != nil {
+		s.flat = s.flat[:0]
+		return false, err
+	}
+	if n == len(s.flat) {
+		s.flat = s.flat[:0]
+		return false, nil
+	}
+	// The flat buffer keeps the tail: nothing is sent inline until the
+	// writer wrote it.
+	l.tail = s.flat[n:]
+	l.mu.Lock()
+	l.tailPending = true
+	l.mu.Unlock()
+	l.ring()
+	return true, nil
 }
 
 // message sends one message as segments of at most the configured size.
@@ -135,7 +212,8 @@ func (s *sender) message(first iwarp.SegmentHeader, pieces [][]byte, length int)
 	}
 }
 
-// writer state that only the writer goroutine touches.
+// writerState is the transmitter's message numbering; the holder of the
+// link's txMu owns it.
 type writerState struct {
 	sendMSN, readMSN uint32
 	pieces           [][]byte
@@ -144,49 +222,139 @@ type writerState struct {
 // writeLoop sends queued jobs until the link closes.
 func (l *link) writeLoop() {
 	defer l.wg.Done()
-	s := newSender(l)
-	var w writerState
-	w.pieces = make([][]byte, 0, 32)
-	var batch []job
 	for {
 		l.mu.Lock()
-		for !l.closing && (l.holdTx || (len(l.jobs) == 0 && !l.confirmDueLocked())) {
+		for !l.closing && (l.holdTx || (len(l.jobs) == 0 && !l.confirmDueLocked() && !l.tailPending)) {
 			l.mu.Unlock()
 			<-l.wake
 			l.mu.Lock()
 		}
-		if l.closing {
-			term := l.term
-			l.mu.Unlock()
-			s.flush()
-			if term != nil {
-				if b, err := iwarp.AppendTerminateFPDU(nil, 1, term, l.crc); err == nil {
-					l.conn.SetWriteDeadline(time.Now().Add(time.Second))
-					l.conn.Write(b)
-				}
-			}
-			l.conn.CloseWrite()
+		closing := l.closing
+		l.mu.Unlock()
+		l.txMu.Lock()
+		if closing {
+			l.writerClose()
+			l.txMu.Unlock()
 			return
 		}
-		batch, l.jobs = l.jobs, batch[:0]
-		l.mu.Unlock()
-		raceAcquire()
+		l.transmitLocked(false)
+		l.txMu.Unlock()
+	}
+}
 
-		err := l.sendJobs(s, &w, batch)
-		if err == nil {
-			err = l.maybeConfirm(s, &w)
+// writerClose finishes what is half sent, sends the Terminate (if any) and
+// closes the sending side; txMu held.
+func (l *link) writerClose() {
+	s := l.snd
+	st := nd.Success
+	if len(l.tail) > 0 {
+		l.conn.SetWriteDeadline(time.Now().Add(time.Second))
+		if _, err := l.conn.Write(l.tail); err != nil {
+			st = nd.ErrCanceled
 		}
-		if err == nil {
-			err = s.flush()
+		l.tail = nil
+	}
+	l.finishSent(s, st)
+	l.mu.Lock()
+	term := l.term
+	l.mu.Unlock()
+	if term != nil {
+		if b, err := iwarp.AppendTerminateFPDU(nil, 1, term, l.crc); err == nil {
+			l.conn.SetWriteDeadline(time.Now().Add(time.Second))
+			l.conn.Write(b)
 		}
-		raceRelease()
+	}
+	l.conn.CloseWrite()
+}
+
+// sendInline sends the queued jobs on the calling goroutine when they are
+// few and small, the writer is not busy and no earlier send is half out;
+// it reports whether it did (false: the writer must).
+func (l *link) sendInline() bool {
+	if !spinSupported || !l.txMu.TryLock() {
+		return false
+	}
+	sent := l.transmitLocked(true)
+	l.txMu.Unlock()
+	return sent
+}
+
+// transmitLocked sends the queued jobs (and a confirmation Read when one
+// is due), gathered into one write by the writer (inline false) or copied
+// into one non-blocking write (inline true, which declines when the batch
+// is not small or the link is not ready for it, and returns false). txMu
+// held.
+func (l *link) transmitLocked(inline bool) bool {
+	s := l.snd
+	if !inline && len(l.tail) > 0 {
+		_, err := l.conn.Write(l.tail)
+		l.tail = nil
+		s.flat = s.flat[:0]
+		l.mu.Lock()
+		l.tailPending = false
+		l.mu.Unlock()
 		if err != nil {
 			l.shutdown(nd.ErrCanceled, nil, true)
-			continue
+			l.finishSent(s, nd.ErrCanceled)
+			return true
 		}
-		l.finishSent(s)
-		clear(batch)
+		l.finishSent(s, nd.Success)
 	}
+	l.mu.Lock()
+	if inline && !l.inlineOKLocked() {
+		l.mu.Unlock()
+		return false
+	}
+	batch := l.jobs
+	l.jobs, l.txBatch = l.txBatch[:0], batch
+	l.mu.Unlock()
+	l.txDeferred.Store(false) // a held-back response goes in this batch
+	raceAcquire()
+	s.inline = inline
+	err := l.sendJobs(s, &l.wst, batch)
+	if err == nil {
+		err = l.maybeConfirm(s, &l.wst)
+	}
+	tailLeft := false
+	if inline {
+		if err == nil {
+			tailLeft, err = s.flushInline()
+		}
+		s.inline = false
+	} else if err == nil {
+		err = s.flush()
+	}
+	raceRelease()
+	clear(batch)
+	switch {
+	case err != nil:
+		s.flat = s.flat[:0]
+		l.shutdown(nd.ErrCanceled, nil, true)
+		l.finishSent(s, nd.ErrCanceled)
+	case !tailLeft:
+		l.finishSent(s, nd.Success)
+	}
+	return true
+}
+
+// inlineOKLocked reports whether the queued jobs may be sent inline: the
+// writer runs, nothing holds transmission back, no inline send is half out,
+// and the batch is small. l.mu held.
+func (l *link) inlineOKLocked() bool {
+	if l.closing || l.holdTx || !l.writerStarted || l.tailPending || len(l.jobs) > inlineJobs {
+		return false
+	}
+	n := 0
+	for i := range l.jobs {
+		j := &l.jobs[i]
+		switch j.kind {
+		case jobWR:
+			n += j.wr.Length
+		case jobReadResponse:
+			n += len(j.src)
+		}
+	}
+	return n <= inlineBytes
 }
 
 // sendJobs encodes a batch of jobs.
@@ -318,14 +486,14 @@ func (l *link) sent(s *sender, j *job, msn uint32) {
 }
 
 // finishSent completes the requests of a written batch that need no
-// confirmation.
-func (l *link) finishSent(s *sender) {
+// confirmation, with st (ErrCanceled: the write failed).
+func (l *link) finishSent(s *sender, st nd.Status) {
 	if len(s.done) == 0 {
 		return
 	}
 	ep := l.ep.Load()
 	for i := range s.done {
-		ep.CompleteOutbound(s.done[i].wr, s.done[i].seq, nd.Success)
+		ep.CompleteOutbound(s.done[i].wr, s.done[i].seq, st)
 	}
 	clear(s.done)
 	s.done = s.done[:0]
