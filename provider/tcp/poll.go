@@ -10,10 +10,13 @@ var _ engine.Poller = (*link)(nil)
 
 // Poll implements engine.Poller: the application's poll handles the FPDUs
 // that have arrived, on its own goroutine, unless the reader goroutine is
-// at work (it then returns false). It takes an FPDU only once all of it is
-// there, so it never waits for the peer. A poll that finds the link inside
-// a long read or write yields the processor to that copy, which is the work
-// the poller waits for. Safe for concurrent use, also after the link ended.
+// at work (it then returns false). It never waits for the peer: it takes a
+// short FPDU once all of it is buffered, and leaves a long one to the
+// reader goroutine (kickReader), or, while that is parked in the network
+// poller, takes as much of it as has arrived. A poll that finds the link
+// inside a long read or write yields the processor to that copy, which is
+// the work the poller waits for. Safe for concurrent use, also after the
+// link ended.
 func (l *link) Poll() bool {
 	l.polls.Add(1)
 	if l.appWaits.Load() {

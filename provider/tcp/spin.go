@@ -76,8 +76,7 @@ func newSpinReader(l *link, c *net.TCPConn, spin time.Duration) *spinReader {
 // outcome maps a non-blocking call's result: bytes, or errno 0 with no
 // bytes for the end of the stream, or the errno (EAGAIN: nothing yet).
 func outcome(m int, err error) (int, syscall.Errno) {
-	switch {
-	case err == nil:
+	if err == nil {
 		return max(m, 0), 0
 	}
 	if e, ok := err.(syscall.Errno); ok {

@@ -245,16 +245,14 @@ func (l *link) writeLoop() {
 // writerClose finishes what is half sent, sends the Terminate (if any) and
 // closes the sending side; txMu held.
 func (l *link) writerClose() {
-	s := l.snd
 	st := nd.Success
 	if len(l.tail) > 0 {
 		l.conn.SetWriteDeadline(time.Now().Add(time.Second))
-		if _, err := l.conn.Write(l.tail); err != nil {
+		if l.writeTail() != nil {
 			st = nd.ErrCanceled
 		}
-		l.tail = nil
 	}
-	l.finishSent(s, st)
+	l.finishSent(l.snd, st)
 	l.mu.Lock()
 	term := l.term
 	l.mu.Unlock()
@@ -287,15 +285,8 @@ func (l *link) sendInline() bool {
 func (l *link) transmitLocked(inline bool) bool {
 	s := l.snd
 	if !inline && len(l.tail) > 0 {
-		_, err := l.conn.Write(l.tail)
-		l.tail = nil
-		s.flat = s.flat[:0]
-		l.mu.Lock()
-		l.tailPending = false
-		l.mu.Unlock()
-		if err != nil {
-			l.shutdown(nd.ErrCanceled, nil, true)
-			l.finishSent(s, nd.ErrCanceled)
+		if err := l.writeTail(); err != nil {
+			l.sendFailed()
 			return true
 		}
 		l.finishSent(s, nd.Success)
@@ -329,12 +320,31 @@ func (l *link) transmitLocked(inline bool) bool {
 	switch {
 	case err != nil:
 		s.flat = s.flat[:0]
-		l.shutdown(nd.ErrCanceled, nil, true)
-		l.finishSent(s, nd.ErrCanceled)
+		l.sendFailed()
 	case !tailLeft:
 		l.finishSent(s, nd.Success)
 	}
 	return true
+}
+
+// writeTail writes, blocking, the bytes an inline send left (l.tail);
+// txMu held. The send's requests wait in the sender for the caller to
+// complete them.
+func (l *link) writeTail() error {
+	_, err := l.conn.Write(l.tail)
+	l.tail = nil
+	l.snd.flat = l.snd.flat[:0]
+	l.mu.Lock()
+	l.tailPending = false
+	l.mu.Unlock()
+	return err
+}
+
+// sendFailed ends the link after a failed write; the requests of the
+// write complete ErrCanceled. txMu held.
+func (l *link) sendFailed() {
+	l.shutdown(nd.ErrCanceled, nil, true)
+	l.finishSent(l.snd, nd.ErrCanceled)
 }
 
 // inlineOKLocked reports whether the queued jobs may be sent inline: the
