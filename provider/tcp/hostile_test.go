@@ -500,7 +500,11 @@ func (r *hpRaw) handshake(o hpMPAOpts) iwarp.MPAFrame {
 		!rep.PeerToPeer || rep.RTR != iwarp.RTRWrite || rep.CRC != o.crc || rep.Markers {
 		r.t.Fatalf("unexpected MPA reply %+v", rep)
 	}
-	if want := uint16(min(hpRawORD-1, hpServerIRD) + 1); rep.IRD != want {
+	ord := hpRawORD - 1 // the application's limit behind the wire value
+	if o.noPrefix {
+		ord = hpRawORD
+	}
+	if want := uint16(min(ord, hpServerIRD) + 1); rep.IRD != want {
 		r.t.Fatalf("reply IRD = %d, want %d", rep.IRD, want)
 	}
 	r.crc = rep.CRC || o.crc

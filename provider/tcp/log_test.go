@@ -29,13 +29,8 @@ func TestLoggerSeesTerminates(t *testing.T) {
 		t.Fatal(err)
 	}
 	ndtest.Expect(t, a.OutCQ, &res, nd.ErrAccessViolation, -1)
-	ctx := t.Context()
-	if err := pr.Passive.Connector.NotifyDisconnect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Connector.NotifyDisconnect(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ndtest.AwaitDisconnect(t, pr.Passive.Connector, "the forged Write")
+	ndtest.AwaitDisconnect(t, a.Connector, "the forged Write")
 	log := out.String()
 	for _, want := range []string{"Terminate sent", "Terminate received", "layer=1 etype=1 code=0"} {
 		if !strings.Contains(log, want) {

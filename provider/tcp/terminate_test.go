@@ -38,63 +38,11 @@ func mustSegmentHeader(t *testing.T, h iwarp.SegmentHeader) []byte {
 }
 
 func testTerminateBlamesOldestRead(t *testing.T, header []byte) {
-	p := tcp.New(hpConfig())
-	ad, err := p.OpenAdapter(netip.MustParseAddr("127.0.0.1"))
-	if err != nil {
-		t.Fatalf("OpenAdapter: %v", err)
-	}
-	defer ad.Close()
-	ln, err := ad.Listen(0, hpProtocol, 0)
-	if err != nil {
-		t.Fatalf("Listen: %v", err)
-	}
-	defer ln.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-
-	type accepted struct {
-		ep  nd.Endpoint
-		cq  nd.CompletionQueue
-		err error
-	}
-	acc := make(chan accepted, 1)
-	go func() {
-		c, err := ad.CreateConnector()
-		if err == nil {
-			err = ln.GetConnectionRequest(ctx, c)
-		}
-		if err != nil {
-			acc <- accepted{err: err}
-			return
-		}
-		cq, err := ad.CreateCompletionQueue(8)
-		if err != nil {
-			acc <- accepted{err: err}
-			return
-		}
-		ep, err := c.CreateEndpoint(cq, cq, nd.EndpointLimits{
-			InboundEntries: 2, OutboundEntries: 4, InboundSGE: 1, OutboundSGE: 1,
-			InboundReadLimit: hpServerIRD, OutboundReadLimit: 2,
-		})
-		if err == nil {
-			err = c.Accept(ctx, ep, nil)
-		}
-		acc <- accepted{ep, cq, err}
-	}()
-
-	raw := hpDial(t, netip.AddrPortFrom(ad.Address(), ln.Port()))
-	o := hpDefaultOpts(false)
-	o.ird = 3 // two Reads from the server (the wire value has one more)
-	raw.handshake(o)
-	if err := raw.put(raw.rtr()); err != nil {
-		t.Fatalf("writing the RTR: %v", err)
-	}
-	a := <-acc
-	if a.err != nil {
-		t.Fatalf("accepting: %v", a.err)
-	}
-	defer a.cq.Close()
-	defer a.ep.Close()
+	ad, raw, a := acceptRaw(t, nd.EndpointLimits{
+		InboundEntries: 2, OutboundEntries: 4, InboundSGE: 1, OutboundSGE: 1,
+		InboundReadLimit: hpServerIRD, OutboundReadLimit: 2,
+	}, 8, func(o *hpMPAOpts) { o.ird = 3 }) // two Reads from the server (the wire value has one more)
+	ctx := t.Context()
 
 	buf := make([]byte, 128)
 	mr, err := ad.RegisterMemory(ctx, buf)
@@ -142,4 +90,69 @@ func testTerminateBlamesOldestRead(t *testing.T, header []byte) {
 			t.Errorf("Read %d completed %v, want %v", i, got.Status, want.st)
 		}
 	}
+}
+
+// rawAccepted is the ND side of a connection that a raw peer made.
+type rawAccepted struct {
+	ep  nd.Endpoint
+	cq  nd.CompletionQueue // the endpoint's only queue, cqEntries long
+	err error
+}
+
+// acceptRaw connects a raw iWARP peer (MPA options hpDefaultOpts(false)
+// as opts changes them) to a TCP adapter on the loopback address, whose
+// endpoint of the given limits accepts; the raw peer has sent its
+// ready-to-receive frame. Everything is closed when the test ends.
+func acceptRaw(t *testing.T, limits nd.EndpointLimits, cqEntries int, opts func(*hpMPAOpts)) (nd.Adapter, *hpRaw, rawAccepted) {
+	t.Helper()
+	p := tcp.New(hpConfig())
+	ad, err := p.OpenAdapter(netip.MustParseAddr("127.0.0.1"))
+	if err != nil {
+		t.Fatalf("OpenAdapter: %v", err)
+	}
+	t.Cleanup(func() { ad.Close() })
+	ln, err := ad.Listen(0, hpProtocol, 0)
+	if err != nil {
+		t.Fatalf("Listen: %v", err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	acc := make(chan rawAccepted, 1)
+	go func() {
+		c, err := ad.CreateConnector()
+		if err == nil {
+			err = ln.GetConnectionRequest(ctx, c)
+		}
+		if err != nil {
+			acc <- rawAccepted{err: err}
+			return
+		}
+		cq, err := ad.CreateCompletionQueue(cqEntries)
+		if err != nil {
+			acc <- rawAccepted{err: err}
+			return
+		}
+		ep, err := c.CreateEndpoint(cq, cq, limits)
+		if err == nil {
+			err = c.Accept(ctx, ep, nil)
+		}
+		acc <- rawAccepted{ep, cq, err}
+	}()
+	raw := hpDial(t, netip.AddrPortFrom(ad.Address(), ln.Port()))
+	o := hpDefaultOpts(false)
+	opts(&o)
+	raw.handshake(o)
+	if err := raw.put(raw.rtr()); err != nil {
+		t.Fatalf("writing the RTR: %v", err)
+	}
+	a := <-acc
+	if a.err != nil {
+		t.Fatalf("accepting: %v", a.err)
+	}
+	t.Cleanup(func() {
+		a.ep.Close()
+		a.cq.Close()
+	})
+	return ad, raw, a
 }

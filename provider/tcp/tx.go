@@ -2,6 +2,7 @@ package tcp
 
 import (
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/godirect/nd"
@@ -21,6 +22,10 @@ const (
 	inlineJobs  = 32
 	inlineBytes = 8 << 10
 )
+
+// partialInlineWrites counts inline sends the socket took only in part
+// (for tests: the path is rare).
+var partialInlineWrites atomic.Uint64
 
 // sender builds one write. The writer gathers: header and trailer bytes in
 // scratch, payload slices pointing into the caller's registered memory. An
@@ -186,6 +191,7 @@ func (s *sender) flushInline() (tailLeft bool, err error) {
 	}
 	// The flat buffer keeps the tail: nothing is sent inline until the
 	// writer wrote it.
+	partialInlineWrites.Add(1)
 	l.tail = s.flat[n:]
 	l.mu.Lock()
 	l.tailPending = true
