@@ -232,6 +232,16 @@ func Wait(t testing.TB, cq nd.CompletionQueue) *nd.Result {
 	}
 }
 
+// AwaitDisconnect waits, for at most Timeout, until the connection of c
+// ended (NotifyDisconnect returns), and fails t naming what (the cause
+// expected) otherwise.
+func AwaitDisconnect(t testing.TB, c nd.Connector, what string) {
+	t.Helper()
+	if err := c.NotifyDisconnect(ctx(t)); err != nil {
+		t.Fatalf("%s did not end the connection: %v", what, err)
+	}
+}
+
 // Expect waits for the next completion on cq and checks that it is want with
 // the given status and byte count (bytes < 0 skips the byte check).
 func Expect(t testing.TB, cq nd.CompletionQueue, want *nd.Result, status nd.Status, bytes int) {

@@ -55,6 +55,17 @@ func hookLinks(t *testing.T, p *Provider) *captureLinks {
 
 func (c *captureLinks) resume() { c.released.Do(func() { close(c.release) }) }
 
+// hold stops the passive readers and waits until ps's reader waits at the
+// hook, before it looks at its ring again.
+func (c *captureLinks) hold(t *testing.T, ps *link) {
+	t.Helper()
+	c.stopped.Store(true)
+	ps.rxData.Ring()
+	if !spinUntil(c.parked.Load) {
+		t.Fatal("the receiver's reader did not stop")
+	}
+}
+
 func (c *captureLinks) links(t *testing.T) (active, passive *link) {
 	t.Helper()
 	// The readers start with the connection but may not have reached the

@@ -370,11 +370,7 @@ func TestHostileTable(t *testing.T) {
 				t.Fatal(err)
 			}
 			unix.Close(bad)
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := s.conn.NotifyDisconnect(ctx); err != nil {
-				t.Fatalf("an unsealed segment did not end the connection: %v", err)
-			}
+			ndtest.AwaitDisconnect(t, s.conn, "an unsealed segment")
 			s.ep.Close()
 			s.conn.Close()
 		})
@@ -539,11 +535,7 @@ func TestHostileRendezvous(t *testing.T) {
 					t.Fatal("no ack for the rendezvous Send")
 				}
 			} else {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				if err := s.conn.NotifyDisconnect(ctx); err != nil {
-					t.Fatalf("the connection did not end: %v", err)
-				}
+				ndtest.AwaitDisconnect(t, s.conn, "the refused rendezvous Send")
 				got := 1
 				deadline := time.Now().Add(10 * time.Second)
 				for got < len(s.res) && time.Now().Before(deadline) {
@@ -667,11 +659,7 @@ func rendezvousSenderUnmapped(t *testing.T, shared bool) {
 		}
 	}
 	// Hold the receiver's reader at its hook before it looks at the ring.
-	c.stopped.Store(true)
-	ps.rxData.Ring()
-	if !spinUntil(c.parked.Load) {
-		t.Fatal("the receiver's reader did not stop")
-	}
+	c.hold(t, ps)
 	sent0, _ := RendezvousCounts(p)
 	if err := pr.Active.Endpoint.Send(sr, []nd.SGE{{Buffer: mem, Region: mr}}, 0); err != nil {
 		t.Fatal(err)
@@ -708,11 +696,7 @@ func rendezvousSenderUnmapped(t *testing.T, shared bool) {
 	ndtest.Expect(t, pr.Active.OutCQ, sr, nd.ErrRemoteError, -1)
 	ndtest.Expect(t, pr.Passive.InCQ, rr, nd.ErrCanceled, -1)
 	ndtest.Expect(t, pr.Passive.InCQ, other, nd.ErrCanceled, -1)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := pr.Passive.Connector.NotifyDisconnect(ctx); err != nil {
-		t.Fatalf("the connection did not end: %v", err)
-	}
+	ndtest.AwaitDisconnect(t, pr.Passive.Connector, "the unmapped Send buffer")
 	if !bytes.Equal(rbuf, bytes.Repeat([]byte{0xA5}, size)) {
 		t.Fatal("the Receive's buffer changed")
 	}
@@ -752,11 +736,7 @@ func TestRendezvousTeardownWaitsForPull(t *testing.T) {
 	if err := pr.Passive.Endpoint.Receive(rr, []nd.SGE{{Buffer: rbuf, Region: rmr}}); err != nil {
 		t.Fatal(err)
 	}
-	c.stopped.Store(true)
-	ps.rxData.Ring()
-	if !spinUntil(c.parked.Load) {
-		t.Fatal("the receiver's reader did not stop")
-	}
+	c.hold(t, ps)
 	sent0, _ := RendezvousCounts(p)
 	if err := pr.Active.Endpoint.Send(sr, []nd.SGE{{Buffer: sbuf, Region: smr}}, 0); err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package shm_test
 
 import (
 	"bytes"
-	"context"
 	"runtime"
 	"strings"
 	"testing"
@@ -79,11 +78,7 @@ func rendezvousCases(t *testing.T, c *child, rv bool) {
 			ndtest.Expect(t, pr.Active.OutCQ, sr, nd.ErrRemoteError, -1)
 		})
 		ndtest.Expect(t, pr.Passive.InCQ, other, nd.ErrCanceled, -1)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := pr.Active.Connector.NotifyDisconnect(ctx); err != nil {
-			t.Fatalf("the connection did not end: %v", err)
-		}
+		ndtest.AwaitDisconnect(t, pr.Active.Connector, "the Send longer than its Receive")
 	})
 }
 
