@@ -28,7 +28,7 @@ type link struct {
 	t      *transport
 	conn   *net.TCPConn
 	br     *bufio.Reader
-	sr     *spinReader // under br; the reader defers wake-ups through it
+	sr     *spinReader // under br
 	active bool
 	local  netip.AddrPort
 	remote netip.AddrPort
