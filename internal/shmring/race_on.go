@@ -4,6 +4,7 @@ package shmring
 
 import (
 	"runtime"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -18,3 +19,7 @@ var raceToken uint64
 
 func raceRelease() { runtime.RaceReleaseMerge(unsafe.Pointer(&raceToken)) }
 func raceAcquire() { runtime.RaceAcquire(unsafe.Pointer(&raceToken)) }
+
+// storeUnordered is atomic under the race detector: the consumer polls the
+// word with atomic loads, which would race with a plain store.
+func storeUnordered(p *uint64, v uint64) { atomic.StoreUint64(p, v) }

@@ -6,51 +6,65 @@
 //
 // A ring occupies Size(dataSize) bytes: a control block of ControlSize
 // bytes followed by dataSize bytes of records (a power of two). The control
-// block holds four words, each on its own cache line and each written by
-// one side only:
+// block holds three words, each on its own cache line and each written by
+// one side only (offset 0 is reserved):
 //
-//	offset   0: tail     uint64  producer: bytes ever published
 //	offset  64: wantRoom uint32  producer: 1 while it sleeps waiting for room
 //	offset 128: head     uint64  consumer: bytes ever consumed
 //	offset 192: sleeping uint32  consumer: 1 while it sleeps waiting for data
 //
-// head and tail count bytes from the ring's creation (they never wrap in
-// practice); the position in the data area is the count modulo dataSize.
+// head counts bytes from the ring's creation (it never wraps in practice);
+// the position in the data area is the count modulo dataSize.
 //
 // # Records
 //
-// A record is an 8-byte header, little-endian (length uint32: payload bytes;
-// type uint16; aux uint16), followed by the payload, padded to a multiple of
-// 8 bytes. A record never wraps: when it does not fit before the end of the
-// data area the producer fills the rest with a pad record (type 0) and
-// starts again at offset 0. No record is longer than a quarter of the data
-// area, so a producer always makes progress once the consumer does.
+// A record is an 8-byte header, one little-endian word (bits 0-31 length:
+// payload bytes; bits 32-46 type; bit 47 ready; bits 48-63 aux), followed
+// by the payload, padded to a multiple of 8 bytes. A record never wraps:
+// when it does not fit before the end of the data area the producer fills
+// the rest with a pad record (type 0) and starts again at offset 0. No
+// record is longer than a quarter of the data area, so a producer always
+// makes progress once the consumer does.
+//
+// # Publishing
+//
+// The ready bit publishes a record: the consumer finds the next record by
+// reading the header word at its position, one cache line that the
+// producer's payload usually shares, rather than an index on a line of its
+// own and then the record. Two rules keep a header word from showing an
+// older lap's bytes as ready:
+//   - the producer stores 0 in the header word that follows each record it
+//     reserves (so it keeps 8 bytes free beyond its records), before the
+//     record is published;
+//   - the first record of a publication gets its header only at Publish,
+//     stored last (after every payload and every later header of the
+//     publication): the consumer, which takes records in order, sees all
+//     of a publication or none of it.
 //
 // # Trust
 //
 // The other process may be buggy or hostile: it can store anything in the
-// shared words and records at any time. The consumer reads tail once per
-// refresh and each header once, into locals, and checks that every record
-// lies inside the published part of the data area; the producer checks the
-// head it reads against what it published. A violation is ErrCorrupt, never
-// an access outside the ring. Payload bytes handed to the caller are views of
-// shared memory that the peer may still change: callers copy them or read
-// each field once.
+// shared words and records at any time. The consumer reads each header
+// once, into a local, and checks that the record lies inside the data
+// area, is at most a quarter of it and, for a pad, ends exactly at its end;
+// the producer checks the head it reads against what it published. A
+// violation is ErrCorrupt, never an access outside the ring. Payload bytes
+// handed to the caller are views of shared memory that the peer may still
+// change: callers copy them or read each field once.
 //
 // # Doorbells
 //
 // The consumer spins briefly when the ring is empty, then stores sleeping=1,
-// checks tail again (a producer that published before seeing the flag is
-// not missed), and blocks in its Waiter; the producer, after publishing,
-// rings the consumer's Bell only if it sees sleeping=1. The producer waits
-// for room the same way with wantRoom. The atomics are sequentially
-// consistent, so of "store flag, load index" on one side and "store index,
-// load flag" on the other, at least one side sees the other's store: no
-// wake-up is lost.
+// checks the header at its head again (a producer that published before
+// seeing the flag is not missed), and blocks in its Waiter; the producer,
+// after publishing, rings the consumer's Bell only if it sees sleeping=1.
+// The producer waits for room the same way with wantRoom. The atomics are
+// sequentially consistent, so of "store flag, load header" on one side and
+// "store header, load flag" on the other, at least one side sees the
+// other's store: no wake-up is lost.
 package shmring
 
 import (
-	"encoding/binary"
 	"errors"
 	"runtime"
 	"time"
@@ -64,7 +78,6 @@ const HeaderSize = 8
 
 // Offsets of the control words.
 const (
-	offTail     = 0
 	offWantRoom = 64
 	offHead     = 128
 	offSleeping = 192
@@ -72,6 +85,21 @@ const (
 
 // typePad is the record type that fills the end of the data area.
 const typePad = 0
+
+// The header word's fields.
+const (
+	hdrTypeShift = 32
+	hdrAuxShift  = 48
+	hdrReady     = 1 << 47
+	hdrTypeMask  = 1<<15 - 1
+)
+
+// MaxType is the largest record type.
+const MaxType = hdrTypeMask
+
+func makeHeader(n uint32, typ, aux uint16) uint64 {
+	return uint64(n) | uint64(typ)<<hdrTypeShift | uint64(aux)<<hdrAuxShift | hdrReady
+}
 
 // MinDataSize and MaxDataSize bound a ring's data area.
 const (
@@ -111,7 +139,7 @@ type Bell interface{ Ring() }
 type Waiter interface{ Wait() error }
 
 type ring struct {
-	tail, head         *uint64
+	head               *uint64
 	wantRoom, sleeping *uint32
 	data               []byte
 	size               uint64
@@ -125,7 +153,6 @@ func newRing(mem []byte) (ring, error) {
 		return ring{}, ErrSize
 	}
 	return ring{
-		tail:      Word64(mem, offTail),
 		head:      Word64(mem, offHead),
 		wantRoom:  Word32(mem, offWantRoom),
 		sleeping:  Word32(mem, offSleeping),
@@ -138,34 +165,40 @@ func newRing(mem []byte) (ring, error) {
 
 func align8(n uint64) uint64 { return (n + 7) &^ 7 }
 
+// header returns the header word at data index idx (a multiple of 8).
+func (r *ring) header(idx uint64) *uint64 { return headerWord(r.data, idx) }
+
 // Producer is the writing side of a ring. It is not safe for concurrent
 // use.
 type Producer struct {
 	r         ring
-	pos       uint64 // local tail: bytes reserved
-	published uint64 // tail as last stored
+	pos       uint64 // bytes reserved
+	published uint64 // bytes published
 	headSeen  uint64 // head as last read (validated)
 	bell      Bell   // the consumer's data doorbell
+	// The first record reserved since the last Publish: where its header
+	// goes and what Publish stores there.
+	gate    uint64
+	gateHdr uint64
 }
 
-// NewProducer returns the producer of the ring in mem (Size(dataSize)
-// bytes, 8-byte aligned, zeroed or continuing at the indices it holds); bell
-// wakes the consumer.
+// NewProducer returns the producer of a new ring in mem (Size(dataSize)
+// bytes, 8-byte aligned, zeroed); bell wakes the consumer.
 func NewProducer(mem []byte, bell Bell) (*Producer, error) {
 	r, err := newRing(mem)
 	if err != nil {
 		return nil, err
 	}
-	t := Load64(r.tail)
-	return &Producer{r: r, pos: t, published: t, headSeen: t, bell: bell}, nil
+	return &Producer{r: r, bell: bell}, nil
 }
 
 // MaxPayload is the longest payload one record carries.
 func (p *Producer) MaxPayload() int { return int(p.r.maxRecord) - HeaderSize }
 
-// room refreshes the consumer's head and reports whether need bytes fit
-// after pos.
+// room refreshes the consumer's head and reports whether need bytes, and
+// the header word that follows them, fit after pos.
 func (p *Producer) room(need uint64) (bool, error) {
+	need += HeaderSize
 	if p.pos+need-p.headSeen <= p.r.size {
 		return true, nil
 	}
@@ -215,11 +248,12 @@ func (p *Producer) Fits(n int) (bool, error) {
 	return p.room(total + pad)
 }
 
-// Reserve appends a record of type typ (not 0) with aux and an n-byte
-// payload, and returns the payload for the caller to fill before Publish.
-// It returns nil and no error when the ring has no room now.
+// Reserve appends a record of type typ (1 to MaxType) with aux and an
+// n-byte payload, and returns the payload for the caller to fill before
+// Publish. It returns nil and no error when the ring has no room now, and
+// ErrTooLarge for a payload over MaxPayload or a type out of range.
 func (p *Producer) Reserve(typ, aux uint16, n int) ([]byte, error) {
-	if n < 0 || n > p.MaxPayload() || typ == typePad {
+	if n < 0 || n > p.MaxPayload() || typ == typePad || typ > MaxType {
 		return nil, ErrTooLarge
 	}
 	total, pad := p.span(n)
@@ -228,20 +262,27 @@ func (p *Producer) Reserve(typ, aux uint16, n int) ([]byte, error) {
 		return nil, err
 	}
 	if pad > 0 {
-		idx := p.pos & p.r.mask
-		putHeader(p.r.data[idx:idx+HeaderSize], uint32(pad-HeaderSize), typePad, 0)
+		p.putHeader(makeHeader(uint32(pad-HeaderSize), typePad, 0))
 		p.pos += pad
 	}
 	idx := p.pos & p.r.mask
-	putHeader(p.r.data[idx:idx+HeaderSize], uint32(n), typ, aux)
+	p.putHeader(makeHeader(uint32(n), typ, aux))
 	p.pos += total
+	// The word after the record reads as "not ready" until the next
+	// record's header is stored there.
+	storeUnordered(p.r.header(p.pos&p.r.mask), 0)
 	return p.r.data[idx+HeaderSize : idx+HeaderSize+uint64(n) : idx+HeaderSize+uint64(n)], nil
 }
 
-func putHeader(b []byte, n uint32, typ, aux uint16) {
-	binary.LittleEndian.PutUint32(b[0:4], n)
-	binary.LittleEndian.PutUint16(b[4:6], typ)
-	binary.LittleEndian.PutUint16(b[6:8], aux)
+// putHeader stores the header of the record at pos, or keeps it for
+// Publish if the record is the first of its publication.
+func (p *Producer) putHeader(h uint64) {
+	idx := p.pos & p.r.mask
+	if p.pos == p.published {
+		p.gate, p.gateHdr = idx, h
+		return
+	}
+	storeUnordered(p.r.header(idx), h)
 }
 
 // Publish makes the records reserved so far visible to the consumer and
@@ -252,7 +293,7 @@ func (p *Producer) Publish() {
 	}
 	p.published = p.pos
 	raceRelease()
-	Store64(p.r.tail, p.pos)
+	Store64(p.r.header(p.gate), p.gateHdr)
 	if Load32(p.r.sleeping) != 0 && p.bell != nil {
 		p.bell.Ring()
 	}
@@ -317,20 +358,23 @@ type Consumer struct {
 	r         ring
 	pos       uint64 // local head: bytes consumed
 	published uint64 // head as last stored
-	tailSeen  uint64 // tail as last read (validated)
 	bell      Bell   // the producer's room doorbell
 	err       error
 }
 
-// NewConsumer returns the consumer of the ring in mem; bell wakes the
-// producer when it waits for room.
+// NewConsumer returns the consumer of the ring in mem, starting at the
+// head it holds (0 in a new ring); bell wakes the producer when it waits
+// for room.
 func NewConsumer(mem []byte, bell Bell) (*Consumer, error) {
 	r, err := newRing(mem)
 	if err != nil {
 		return nil, err
 	}
 	h := Load64(r.head)
-	return &Consumer{r: r, pos: h, published: h, tailSeen: h, bell: bell}, nil
+	if h%8 != 0 {
+		return nil, ErrCorrupt
+	}
+	return &Consumer{r: r, pos: h, published: h, bell: bell}, nil
 }
 
 // Record is one record as the consumer found it. Payload is a view of the
@@ -341,17 +385,6 @@ type Record struct {
 	Payload   []byte
 }
 
-// refresh reads the producer's tail once and validates it.
-func (c *Consumer) refresh() error {
-	t := Load64(c.r.tail)
-	if d := t - c.pos; d > c.r.size || d%8 != 0 {
-		return ErrCorrupt
-	}
-	c.tailSeen = t
-	raceAcquire()
-	return nil
-}
-
 // Next returns the next record. ok is false when none is published; err is
 // ErrCorrupt (and stays so) when the ring is inconsistent. Consuming a
 // record frees its room only at the next Publish.
@@ -360,24 +393,20 @@ func (c *Consumer) Next() (rec Record, ok bool, err error) {
 		return Record{}, false, c.err
 	}
 	for {
-		if c.pos == c.tailSeen {
-			if err := c.refresh(); err != nil {
-				c.err = err
-				return Record{}, false, err
-			}
-			if c.pos == c.tailSeen {
-				return Record{}, false, nil
-			}
-		}
 		idx := c.pos & c.r.mask
-		avail := c.tailSeen - c.pos
-		h := c.r.data[idx : idx+HeaderSize]
-		n := uint64(binary.LittleEndian.Uint32(h[0:4]))
-		typ := binary.LittleEndian.Uint16(h[4:6])
-		aux := binary.LittleEndian.Uint16(h[6:8])
+		h := Load64(c.r.header(idx))
+		if h&hdrReady == 0 {
+			return Record{}, false, nil
+		}
+		raceAcquire()
+		n := uint64(uint32(h))
+		typ := uint16(h>>hdrTypeShift) & hdrTypeMask
+		aux := uint16(h >> hdrAuxShift)
 		if typ == typePad {
+			// A pad ends the data area and is shorter than the record
+			// that did not fit: never at offset 0, never two in a row.
 			span := c.r.size - idx
-			if n+HeaderSize != span || span > avail {
+			if n+HeaderSize != span || span >= c.r.maxRecord {
 				c.err = ErrCorrupt
 				return Record{}, false, c.err
 			}
@@ -385,7 +414,7 @@ func (c *Consumer) Next() (rec Record, ok bool, err error) {
 			continue
 		}
 		total := align8(HeaderSize + n)
-		if total > c.r.maxRecord || total > c.r.size-idx || total > avail {
+		if total > c.r.maxRecord || total > c.r.size-idx {
 			c.err = ErrCorrupt
 			return Record{}, false, c.err
 		}
@@ -410,23 +439,29 @@ func (c *Consumer) Publish() {
 }
 
 // Abandon gives up every record published so far without handing them
-// out: the head moves to the tail, so the producer sees (Consumed) that
-// this consumer will never look at them. A consumer that stops for good
-// calls it last. It does nothing on a corrupt ring.
+// out: the head moves past them, so the producer sees (Consumed) that this
+// consumer will never look at them. A consumer that stops for good calls
+// it last. It does nothing on a corrupt ring, and it publishes only what
+// it found valid.
 func (c *Consumer) Abandon() {
-	if c.err != nil || c.refresh() != nil {
-		return
+	// At most a ring's worth: the producer may go on publishing.
+	for limit := c.published + c.r.size; c.err == nil && c.pos < limit; {
+		if _, ok, _ := c.Next(); !ok {
+			break
+		}
 	}
-	c.pos = c.tailSeen
-	c.Publish()
+	if c.err == nil {
+		c.Publish()
+	}
 }
 
 // Unconsumed reports whether the producer published records this consumer
-// has not consumed and published (Publish). It reads only the shared words,
-// so it may run concurrently with Next and Publish (in another goroutine
-// than the one consuming).
+// has not consumed and published (Publish). It reads only shared memory
+// (the head and the header there), so it may run concurrently with Next
+// and Publish (in another goroutine than the one consuming).
 func (c *Consumer) Unconsumed() bool {
-	return Load64(c.r.tail) != Load64(c.r.head)
+	idx := Load64(c.r.head) & c.r.mask &^ 7
+	return Load64(c.r.header(idx))&hdrReady != 0
 }
 
 // Wait waits until the producer published records beyond what this

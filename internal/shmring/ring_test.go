@@ -225,19 +225,41 @@ func TestNotEventfd(t *testing.T) {
 	}
 }
 
-// TestHostileIndices: indices a peer could store never lead outside the
-// ring, only to ErrCorrupt.
-func TestHostileIndices(t *testing.T) {
-	for _, tc := range []struct{ head, tail uint64 }{
-		{0, 3}, {0, 1 << 40}, {100, 50}, {0, MinDataSize + 8}, {^uint64(0), 8},
+// TestHostileHeaders: headers a peer could store never lead outside the
+// ring, only to ErrCorrupt; a head a peer could store only to ErrCorrupt
+// at the producer.
+func TestHostileHeaders(t *testing.T) {
+	quarter := uint32(MinDataSize / 4)
+	for _, tc := range []struct {
+		name string
+		at   uint64 // data index of the header
+		hdr  uint64
+	}{
+		{"longer than a quarter", 0, makeHeader(quarter, 1, 0)},
+		{"huge", 0, makeHeader(^uint32(0), 1, 0)},
+		{"across the end", MinDataSize - 64, makeHeader(100, 1, 0)},
+		{"pad at offset 0", 0, makeHeader(MinDataSize-HeaderSize, typePad, 0)},
+		{"pad short of the end", MinDataSize - 64, makeHeader(16, typePad, 0)},
+		{"pad past the end", MinDataSize - 64, makeHeader(64, typePad, 0)},
 	} {
 		mem := newMem(MinDataSize)
 		c, _ := NewConsumer(mem, nil)
-		Store64(Word64(mem, offTail), tc.tail)
+		c.pos, c.published = tc.at, tc.at
+		Store64(headerWord(mem[ControlSize:], tc.at), tc.hdr)
 		if _, _, err := c.Next(); !errors.Is(err, ErrCorrupt) {
-			t.Errorf("tail %d: %v, want ErrCorrupt", tc.tail, err)
+			t.Errorf("%s: %v, want ErrCorrupt", tc.name, err)
 		}
-		mem = newMem(MinDataSize)
+		if _, _, err := c.Next(); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: the second Next: %v, want ErrCorrupt (it stays)", tc.name, err)
+		}
+	}
+	mem := newMem(MinDataSize)
+	Store64(Word64(mem, offHead), 12)
+	if _, err := NewConsumer(mem, nil); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("a head not a multiple of 8: %v, want ErrCorrupt", err)
+	}
+	for _, extra := range []uint64{3, 8, 1 << 40} {
+		mem := newMem(MinDataSize)
 		p, _ := NewProducer(mem, nil)
 		for {
 			b, err := p.Reserve(1, 0, 100)
@@ -246,9 +268,60 @@ func TestHostileIndices(t *testing.T) {
 			}
 		}
 		p.Publish()
-		Store64(Word64(mem, offHead), p.published+8+tc.head%1024)
+		Store64(Word64(mem, offHead), p.published+extra)
 		if _, err := p.Reserve(1, 0, 100); !errors.Is(err, ErrCorrupt) {
-			t.Errorf("head beyond tail: %v, want ErrCorrupt", err)
+			t.Errorf("head %d past what was published: %v, want ErrCorrupt", extra, err)
+		}
+	}
+}
+
+// TestOldBytesNeverReady: payloads whose every word looks like a ready
+// header, lap after lap, never show up as records: the consumer gets
+// exactly the records published, in order, and then an empty ring.
+func TestOldBytesNeverReady(t *testing.T) {
+	mem := newMem(MinDataSize)
+	p, _ := NewProducer(mem, nil)
+	c, _ := NewConsumer(mem, nil)
+	fake := makeHeader(8, 7, 7)
+	sent, got := 0, 0
+	for lap := 0; lap < 50; lap++ {
+		for i := 0; i < 7; i++ {
+			n := 8 + (sent*13)%300
+			b, err := p.Reserve(1, uint16(sent), n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b == nil {
+				break
+			}
+			for j := 0; j+8 <= n; j += 8 {
+				binary.LittleEndian.PutUint64(b[j:], fake)
+			}
+			sent++
+		}
+		if _, ok, _ := c.Next(); ok {
+			t.Fatal("a record before Publish")
+		}
+		p.Publish()
+		for {
+			r, ok, err := c.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+			if r.Type != 1 || r.Aux != uint16(got) {
+				t.Fatalf("record %d: type %d aux %d", got, r.Type, r.Aux)
+			}
+			got++
+		}
+		c.Publish()
+		if got != sent {
+			t.Fatalf("lap %d: %d records taken, %d published", lap, got, sent)
+		}
+		if c.Unconsumed() {
+			t.Fatalf("lap %d: Unconsumed on an empty ring", lap)
 		}
 	}
 }
@@ -256,7 +329,7 @@ func TestHostileIndices(t *testing.T) {
 // TestConsumedAndAbandon: Consumed follows what the consumer published
 // (and only that: a record taken but not published is not consumed),
 // Abandon gives up every published record at once, and a head moved
-// backwards or past the tail is ErrCorrupt.
+// backwards or past what was published is ErrCorrupt.
 func TestConsumedAndAbandon(t *testing.T) {
 	mem := newMem(MinDataSize)
 	p, _ := NewProducer(mem, nil)
@@ -294,8 +367,8 @@ func TestConsumedAndAbandon(t *testing.T) {
 		t.Fatalf("a head moved back: %v, want ErrCorrupt", err)
 	}
 	p2, _ := NewProducer(mem, nil)
-	Store64(Word64(mem, offHead), ends[2]+8) // past the tail
+	Store64(Word64(mem, offHead), ends[2]+8) // past what was published
 	if _, err := p2.Consumed(); !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("a head past the tail: %v, want ErrCorrupt", err)
+		t.Fatalf("a head past what was published: %v, want ErrCorrupt", err)
 	}
 }

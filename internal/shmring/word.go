@@ -38,6 +38,15 @@ func Word64(b []byte, off int) *uint64 {
 	return (*uint64)(p)
 }
 
+// headerWord returns the record header at index idx of a ring's data
+// area. It is sound for the reasons above, and because newRing checked that
+// the ring's memory is 8-byte aligned, ControlSize is a multiple of 8, and
+// every record index is a multiple of 8: the slice expression checks that
+// the word lies inside data, and the word is naturally aligned.
+func headerWord(data []byte, idx uint64) *uint64 {
+	return (*uint64)(unsafe.Pointer(&data[idx : idx+HeaderSize : idx+HeaderSize][0]))
+}
+
 // Word32 is Word64 for a 4-byte word (4-byte aligned).
 func Word32(b []byte, off int) *uint32 {
 	if off < 0 || off+4 > len(b) {
@@ -50,18 +59,19 @@ func Word32(b []byte, off int) *uint32 {
 	return (*uint32)(p)
 }
 
-// Load64, Store64, Load32 and Store32 are the only accesses to the words,
+// Load64, Store64, Load32 and Store32 are the accesses to the words,
 // sequentially consistent and safe for concurrent use (also by another
-// process that maps the same memory).
+// process that maps the same memory); the only other one is the producer's
+// storeUnordered of header words that its next Store64 publishes.
 //
-// The doorbell protocol is a Dekker handshake ("store flag, load index"
-// against "store index, load flag"), which needs every store ordered
+// The doorbell protocol is a Dekker handshake ("store flag, load header"
+// against "store header, load flag"), which needs every store ordered
 // before the loads that follow it. A store is therefore an atomic swap: a
 // full barrier on every architecture (XCHG on amd64, the same instruction
 // a plain atomic store uses there). A plain atomic store would do in
 // normal builds, but under the race detector sync/atomic stores are mere
-// release stores (a MOV on amd64, no fence), so the consumer's load of
-// tail could pass its store of sleeping and a wake-up be lost: both sides
+// release stores (a MOV on amd64, no fence), so the consumer's load of a
+// header could pass its store of sleeping and a wake-up be lost: both sides
 // asleep with a record in the ring.
 func Load64(p *uint64) uint64 { return atomic.LoadUint64(p) }
 
