@@ -24,6 +24,9 @@ const (
 	perfBWIters     = 5000      // perftest's default iterations of the bandwidth tests
 	perfLatIters    = 1000      // and of the latency tests
 	perfTxDepth     = 128       // perftest's default tx depth of the bandwidth tests
+	perfCQMod       = 100       // perftest's default -Q: send_lat asks for every 100th Send's completion
+	perfMaxCQMod    = 1 << 16   // -Q at most
+	perfSilentSlack = 16        // send_lat: queue entries for silent Sends not yet acknowledged
 	perfWarmLat     = 10000     // warm-up iterations of the latency tests at most (ucx_perftest's -w)
 	perfWarmBytes   = 256 << 20 // warm-up bytes of the bandwidth tests at most
 	perfAllMin      = 2         // -a: the smallest size
@@ -94,6 +97,7 @@ type perfConfig struct {
 	portSet    bool
 	qps        int
 	txDepth    int
+	cqMod      int  // -Q: send_lat's Sends complete silently but every cqMod-th
 	gbits      bool // --report_gbits
 	blocking   bool // -b
 	heap       bool // --heap: windows in Go heap memory, also over shm
@@ -174,6 +178,7 @@ func (c *perfConfig) define(fs *flag.FlagSet) {
 	both("p", "port", uint(perfPort), &c.port, "the `port` to listen on or connect to (ADDRESS:PORT overrides it)")
 	both("q", "qp", 1, &c.qps, "`connections` (endpoints) in parallel, results aggregated (bw tests)")
 	both("t", "tx-depth", 0, &c.txDepth, "requests in flight per connection, the tx `depth` (default 128 for bw tests, 1 for lat tests)")
+	both("Q", "cq-mod", perfCQMod, &c.cqMod, "send_lat: ask for the completion of every `N`th Send only, as perftest does; the others complete silently unless they fail (1: wait for every Send's completion)")
 	both("R", "rdma_cm", nil, &c.rdmaCM, "speak perftest 6.06's -R (rdma_cm) protocol, against ib_send_bw/ib_write_bw/ib_read_bw -R (send_bw, write_bw, read_bw)")
 	fs.BoolVar(&c.gbits, "report_gbits", false, "report bandwidth in Gb/sec instead of MB/sec")
 	fs.BoolVar(&c.blocking, "b", false, "block in CompletionQueue.Notify for completions instead of polling")
@@ -194,7 +199,8 @@ perftest's tests over any ND provider. TEST is one of:
   send_bw    Send/Receive bandwidth; the server grants credits for its Receives
   write_bw   RDMA Write bandwidth into the server's window
   read_bw    RDMA Read bandwidth from the server's window
-  send_lat   Send/Receive ping-pong; reports half the round trip
+  send_lat   Send/Receive ping-pong; reports half the round trip (as perftest,
+             it waits for the completion of every -Q'th Send only)
   write_lat  RDMA Write ping-pong, each side polling the last byte of its
              window; reports half the round trip
   read_lat   back-to-back RDMA Reads, one in flight; reports the full Read
@@ -313,6 +319,8 @@ func (c *perfConfig) parse(fs *flag.FlagSet, args []string) error {
 		return usagef("-t %d: the tx depth must be 1 to %d", c.txDepth, perfMaxTxDepth)
 	case c.txDepth > 1 && c.test.lat:
 		return usagef("-t %d: the latency tests keep one request in flight", c.txDepth)
+	case c.cqMod < 1 || c.cqMod > perfMaxCQMod:
+		return usagef("-Q %d: every 1st to %dth Send", c.cqMod, perfMaxCQMod)
 	case c.server && (c.json || c.plot != ""):
 		return usagef("--json and --plot are client flags: the client reports")
 	}

@@ -48,6 +48,9 @@ type perfConn struct {
 	inline    int
 	echoSize  int // send_lat: the size of the echoes due, 0 outside a step
 	echoes    int // send_lat: echoes arrived and not yet taken
+	pings     int // send_lat: the step's Sends so far
+	cqMod     int // send_lat: every cqMod-th Send asks for a completion
+	silentRes nd.Result
 	round     int // write_lat: the round trips so far
 	posted    []int64
 	completed []int64 // bw: when each request was posted and completed, ns after start
@@ -69,8 +72,13 @@ func (c *perfConfig) dialConn(ctx context.Context, a nd.Adapter, ai nd.AdapterIn
 	if err != nil {
 		return nil, fmt.Errorf("adapter %s: %w", a.Address(), err)
 	}
-	// The data requests, a control message or the end marker, and a Bind.
+	// The data requests, a control message or the end marker, and a Bind;
+	// send_lat's silent Sends stay in the queue until the server's side
+	// acknowledges them.
 	limits := nd.EndpointLimits{InboundEntries: perfReplySlots, OutboundEntries: c.txDepth + 2, InboundSGE: 1, OutboundSGE: 1}
+	if op == opSend && c.test.lat {
+		limits.OutboundEntries += perfSilentSlack
+	}
 	if op == opRead {
 		limits.OutboundReadLimit = min(c.txDepth, ai.MaxOutboundReadLimit)
 		if limits.OutboundReadLimit < 1 {
@@ -91,6 +99,7 @@ func (c *perfConfig) dialConn(ctx context.Context, a nd.Adapter, ai nd.AdapterIn
 		reaper: newReaper(ctx, s.cq, c.blocking, perfReplySlots+c.txDepth+2),
 		inline: s.ep.MaxInlineData(),
 		alloc:  newWindowAlloc(c.provider.name, c.heap),
+		cqMod:  c.cqMod,
 	}
 	defer func() {
 		if err != nil {
@@ -274,6 +283,9 @@ func (pc *perfConn) handle(done []*nd.Result) error {
 				pc.completed[pc.n] = int64(time.Since(pc.start))
 			}
 			pc.n++
+		case r == &pc.silentRes:
+			// Silent Sends complete only when they fail.
+			return fmt.Errorf("a Send completed with %w", r.Status.Err())
 		case r == &pc.ctrlRes:
 			if err := r.Status.Err(); err != nil {
 				return fmt.Errorf("a control message's Send completed with %w", err)

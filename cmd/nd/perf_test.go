@@ -132,6 +132,20 @@ func TestPerfTests(t *testing.T) {
 	}
 }
 
+// TestPerfCQMod runs send_lat with every Send's completion asked for (-Q
+// 1) and with every 7th's (-Q 7: silent Sends between signaled ones, and a
+// step that ends with silent Sends), over every provider.
+func TestPerfCQMod(t *testing.T) {
+	for _, provider := range []string{"loop", "tcp", "shm"} {
+		for _, q := range []string{"1", "7"} {
+			t.Run(provider+"/Q"+q, func(t *testing.T) {
+				out := runPerf(t, "send_lat", "--provider", provider, "--in-process", "-s", "64", "-n", "40", "-Q", q)
+				checkPerfTable(t, "send_lat", out, []int{64}, 40)
+			})
+		}
+	}
+}
+
 // TestPerfSweep runs -a with --json and --plot, and the defaults' sizes.
 func TestPerfSweep(t *testing.T) {
 	var all []int
@@ -321,6 +335,7 @@ func TestPerfUsage(t *testing.T) {
 		{[]string{"perf", "write_bw", "-n", "0"}, "-n 0: at least 1 iteration"},
 		{[]string{"perf", "send_lat", "-w", "-2"}, "-w -2: the warm-up takes 0 iterations or more"},
 		{[]string{"perf", "read_bw", "-t", "0"}, "-t 0: the tx depth"},
+		{[]string{"perf", "send_lat", "-Q", "0"}, "-Q 0: every 1st to"},
 		{[]string{"perf", "read_bw", "1.2.3.4", "5.6.7.8"}, "too many arguments"},
 		{[]string{"perf", "read_bw", "-p", "1", "127.0.0.1:2"}, "disagree"},
 		{[]string{"perf", "send_bw", "--server", "--json"}, "--json and --plot are client flags"},
