@@ -108,6 +108,7 @@ type link struct {
 	rxMu      sync.Mutex
 	rxEnded   bool
 	rxStop    bool
+	rxWaiting bool          // the reader sleeps (or is about to) on the data doorbell
 	r         readerState   // under rxMu
 	polls     atomic.Uint64 // Poll calls, to let the reader stand down
 	rxKick    chan struct{} // wakes a reader that stood down

@@ -35,6 +35,8 @@ type readerState struct {
 	remoteB   [maxIovs]unix.RemoteIovec // the helper's part of the peer's buffers
 	mapped    [maxIovs][]byte           // a sendRVSeg's bytes in our mappings
 	done      []sent                    // acknowledged requests, to complete outside mu
+	prompt    bool                      // a message handled since the last Ack wants it at once
+	idlePolls int                       // Polls that found the ring empty since the last record
 }
 
 // testHookReader, if set, is called by every reader before it looks at its
@@ -44,6 +46,10 @@ var testHookReader atomic.Pointer[func(*link)]
 // ackEvery bounds the inbound messages handled before an Ack goes out even
 // while records keep arriving.
 const ackEvery = 16
+
+// ackIdlePolls is how many Polls in a row must find the inbound ring empty
+// before the Ack held for quiet Sends goes out (consumeLocked).
+const ackIdlePolls = 32
 
 // ackBytes bounds the bytes pulled by rendezvous before an Ack goes out
 // even while records keep arriving, so that the Sends of huge messages do
@@ -76,7 +82,7 @@ func (l *link) readLoop() {
 			(*h)(l)
 		}
 		l.rxMu.Lock()
-		n, ok := l.consumeLocked(ep)
+		n, ok := l.consumeLocked(ep, false)
 		l.rxMu.Unlock()
 		if !ok {
 			return
@@ -114,10 +120,25 @@ func (l *link) readLoop() {
 			}
 			continue
 		}
-		if l.rx.Wait(l.rxData, l.spin) != nil {
+		if !l.wait() {
 			return
 		}
 	}
+}
+
+// wait sleeps until the inbound ring holds records (or the link ends:
+// false). Meanwhile a Poll sends its Acks at once: none waits for a reader
+// that sleeps.
+func (l *link) wait() bool {
+	l.rxMu.Lock()
+	l.rxWaiting = true
+	l.flushAck() // held by a Poll since this reader looked
+	l.rxMu.Unlock()
+	err := l.rx.Wait(l.rxData, l.spin)
+	l.rxMu.Lock()
+	l.rxWaiting = false
+	l.rxMu.Unlock()
+	return err == nil
 }
 
 // standDownPeriod is how long the reader leaves the ring to an application
@@ -127,11 +148,18 @@ const standDownPeriod = 200 * time.Microsecond
 // consumeLocked handles the records the inbound ring holds and acknowledges
 // them once the ring is empty (or every ackEvery messages). It returns the
 // records handled, and false when the link ended. Called with rxMu held.
-func (l *link) consumeLocked(ep *engine.Endpoint) (int, bool) {
+//
+// For a Poll (poll) the Ack of quiet Sends only (silent requests, whose
+// sender does not wait for it) is held back, unless the reader sleeps: the
+// application answers what came first, and the Ack goes once the ring
+// stayed empty for ackIdlePolls Polls, with a later Ack, or from the
+// reader, which sends it within standDownPeriod when the application stops
+// polling.
+func (l *link) consumeLocked(ep *engine.Endpoint, poll bool) (int, bool) {
 	if l.rxEnded || l.rxStop {
 		return 0, false
 	}
-	n, ok := l.consumeRecordsLocked(ep)
+	n, ok := l.consumeRecordsLocked(ep, poll)
 	if n > 0 {
 		l.rxCount.Add(uint64(n))
 	}
@@ -140,7 +168,7 @@ func (l *link) consumeLocked(ep *engine.Endpoint) (int, bool) {
 
 // consumeRecordsLocked is consumeLocked's loop: it returns the records it
 // looked at (handled, or refused last) and false when the link ended.
-func (l *link) consumeRecordsLocked(ep *engine.Endpoint) (int, bool) {
+func (l *link) consumeRecordsLocked(ep *engine.Endpoint, poll bool) (int, bool) {
 	n := 0
 	for {
 		rec, ok, err := l.rx.Next()
@@ -151,7 +179,9 @@ func (l *link) consumeRecordsLocked(ep *engine.Endpoint) (int, bool) {
 		}
 		if !ok {
 			l.rx.Publish() // a pad record skipped
-			l.flushAck()
+			if !poll || l.rxWaiting || l.r.prompt {
+				l.flushAck()
+			}
 			return n, true
 		}
 		if l.closed.Load() {
@@ -181,11 +211,18 @@ func (l *link) Poll() bool {
 	}
 	// Under rxMu: once the reader ended the segment may be unmapped.
 	n := 0
-	if !l.rxEnded && l.rx.Unconsumed() {
-		var ok bool
-		n, ok = l.consumeLocked(l.ep.Load())
-		if !ok {
-			l.kickReader()
+	if !l.rxEnded {
+		if l.rx.Unconsumed() {
+			l.r.idlePolls = 0
+			var ok bool
+			n, ok = l.consumeLocked(l.ep.Load(), true)
+			if !ok {
+				l.kickReader()
+			}
+		} else if l.r.unacked > 0 {
+			if l.r.idlePolls++; l.r.idlePolls >= ackIdlePolls {
+				l.flushAck() // held back (consumeLocked)
+			}
 		}
 	}
 	l.rxMu.Unlock()
@@ -208,16 +245,20 @@ func (l *link) flushAck() {
 	if l.r.unacked == 0 {
 		return
 	}
-	l.r.unacked, l.r.rvBytes = 0, 0
+	l.r.unacked, l.r.rvBytes, l.r.prompt = 0, 0, false
 	l.mu.Lock()
 	l.queueAckLocked(l.r.doneUpTo)
 	l.mu.Unlock()
 }
 
-// handled records that inbound message msg was handled.
-func (l *link) handled(msg uint64) {
+// handled records that inbound message msg was handled; quiet: a Send
+// whose sender does not wait for the Ack (auxQuiet).
+func (l *link) handled(msg uint64, quiet bool) {
 	l.r.doneUpTo = msg
 	l.r.unacked++
+	if !quiet {
+		l.r.prompt = true
+	}
 	if l.r.cur {
 		l.r.cur = false
 		l.curMsg.Store(0)
@@ -368,7 +409,7 @@ func (l *link) handle(ep *engine.Endpoint, rec shmring.Record) bool {
 					return l.refuse(msg, nd.ErrRemoteError)
 				}
 			}
-			l.handled(msg)
+			l.handled(msg, false)
 			return true
 		}
 		if len(p) != rdmaHeader {
@@ -390,11 +431,11 @@ func (l *link) handle(ep *engine.Endpoint, rec shmring.Record) bool {
 				l.kickLocked()
 			}
 			l.mu.Unlock()
-			l.handled(msg)
+			l.handled(msg, false)
 			return true
 		}
 		if length == 0 {
-			l.handled(msg)
+			l.handled(msg, false)
 			return true
 		}
 		l.r.wmem, l.r.woff = mem, 0
@@ -410,7 +451,7 @@ func (l *link) handle(ep *engine.Endpoint, rec shmring.Record) bool {
 		l.r.woff += copy(l.r.wmem[l.r.woff:], data)
 		if l.r.woff == len(l.r.wmem) {
 			l.r.wmem = nil
-			l.handled(l.r.msg)
+			l.handled(l.r.msg, false)
 		}
 		return true
 	case recReadData:
@@ -576,7 +617,7 @@ func (l *link) completeSend(ep *engine.Endpoint) bool {
 	if st != nd.Success {
 		return false
 	}
-	l.handled(msg)
+	l.handled(msg, l.r.recvAux&auxQuiet != 0)
 	return true
 }
 

@@ -11,7 +11,7 @@ import (
 // little-endian; msg numbers a connection's outbound messages from 1 in
 // the order the requests were issued.
 //
-//	send     msg u64, total u32, token u32, data   aux: 1 solicited, 2 invalidate, 4 last
+//	send     msg u64, total u32, token u32, data   aux: 1 solicited, 2 invalidate, 4 last, 8 quiet
 //	sendMore msg u64, data                         aux: 4 last
 //	write    msg u64, addr u64, token u32, length u32, [iov]   aux: 1 by address
 //	writeData msg u64, data
@@ -44,6 +44,7 @@ const (
 	auxSolicited  = 1
 	auxInvalidate = 2
 	auxLast       = 4
+	auxQuiet      = 8 // a silent Send: its sender does not wait for the Ack, which may be held back
 	auxByAddress  = 1
 )
 
@@ -229,6 +230,9 @@ func (l *link) encode(j *job) (bool, int) {
 				}
 				if wr.Op == engine.OpSendInvalidate {
 					aux |= auxInvalidate
+				}
+				if wr.Flags&nd.FlagSilentSuccess != 0 {
+					aux |= auxQuiet
 				}
 			}
 			b := l.reserve(typ, aux, hdr+n)
