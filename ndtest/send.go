@@ -245,6 +245,7 @@ func runSend(t *testing.T, p nd.Provider) {
 		checkBytes(t, "silent Send's bytes", b1, m1)
 		checkBytes(t, "second Send's bytes", b2[:len(m2)], m2)
 	})
+	t.Run("SilentQueue", func(t *testing.T) { runSilentQueue(t, p) })
 	t.Run("SilentFailure", func(t *testing.T) {
 		pr := NewPair(t, p, PairConfig{})
 		ar, _ := postRecv(t, pr.Active, 8)

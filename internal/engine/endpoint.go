@@ -67,6 +67,10 @@ func newEndpoint(a *Adapter, c *Connector, in, out *CQ, limits nd.EndpointLimits
 // MaxInlineData implements nd.Endpoint.
 func (ep *Endpoint) MaxInlineData() int { return ep.inline }
 
+// OutboundEntries returns the depth of the endpoint's outbound queue (its
+// limits do not change: safe for concurrent use).
+func (ep *Endpoint) OutboundEntries() int { return ep.limits.OutboundEntries }
+
 // StartRequestBatch implements nd.Endpoint; posts are issued at once, so it
 // has nothing to do.
 func (ep *Endpoint) StartRequestBatch() {}

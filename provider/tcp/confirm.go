@@ -1,6 +1,10 @@
 package tcp
 
-import "github.com/godirect/nd"
+import (
+	"time"
+
+	"github.com/godirect/nd"
+)
 
 // Confirmed completion.
 //
@@ -36,6 +40,7 @@ func (l *link) setConfirm() {
 	// carrying the bytes of its previous work request, so toward siw Sends
 	// and Writes complete when written, as siw's own do.
 	l.confirm = l.peerIRD > ord && l.godirect
+	l.silentBatch = uint64(max(1, ep.OutboundEntries()/2))
 	// The endpoint's own Reads may take ord of the peer's inbound slots;
 	// confirmation Reads get the rest, so together they never exceed it.
 	l.confirmSlots = l.peerIRD - ord
@@ -55,10 +60,41 @@ func (l *link) maybeConfirm(s *sender, w *writerState) error {
 	return l.sendRead(s, w, nil, 0, 0)
 }
 
-// confirmDueLocked reports whether Sends or Writes no Read covers wait and
-// a confirmation Read fits in the peer's inbound read limit; l.mu held.
+// confirmDueLocked reports whether Sends or Writes no Read covers wait for
+// a confirmation Read, and one fits in the peer's inbound read limit: one
+// that is not silent, half the outbound queue's worth of silent ones, or
+// silent ones that waited silentDelay. l.mu held.
 func (l *link) confirmDueLocked() bool {
-	return l.confirm && l.sentSeq > l.coveredSeq && l.confirmsOut < l.confirmSlots
+	if !l.confirm || l.sentSeq == l.coveredSeq || l.confirmsOut >= l.confirmSlots {
+		return false
+	}
+	return l.urgentSeq > l.coveredSeq || l.sentSeq-l.coveredSeq >= l.silentBatch || l.silentDue
+}
+
+// silentDelay is how long silent Sends and Writes wait for a confirmation
+// that nothing else asks for.
+const silentDelay = time.Millisecond
+
+// sentSilentLocked notes that a silent Send or Write went out unconfirmed:
+// silentTimer makes sure it is confirmed. l.mu held.
+func (l *link) sentSilentLocked() {
+	if !l.silentArmed {
+		l.silentArmed = true
+		l.silentTimer.Reset(silentDelay)
+	}
+}
+
+// silentExpired asks the writer for the confirmation of the silent Sends
+// and Writes that still wait (silentTimer).
+func (l *link) silentExpired() {
+	l.mu.Lock()
+	l.silentArmed = false
+	l.silentDue = l.sentSeq > l.coveredSeq
+	due := !l.closing && l.confirmDueLocked()
+	l.mu.Unlock()
+	if due {
+		l.ring()
+	}
 }
 
 // readDone completes the oldest outstanding Read, whose response has fully

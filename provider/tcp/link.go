@@ -98,8 +98,18 @@ type link struct {
 	confirmsOut   int             // zero-length Reads of the transport's own in flight
 	sentSeq       uint64          // Sends and Writes sent so far
 	coveredSeq    uint64          // sentSeq when the last Read Request went out
-	inboundReads  int             // Read Requests accepted and not yet answered
-	watchdog      *time.Timer
+	// Silent Sends and Writes (FlagSilentSuccess) need confirming only to
+	// free their queue entries and to catch a failure: urgentSeq is the
+	// sentSeq of the last one that is not silent; silent ones alone are
+	// confirmed once silentBatch of them wait, or when silentTimer fires
+	// (silentDue) silentDelay after the first of them.
+	urgentSeq    uint64
+	silentBatch  uint64
+	silentArmed  bool
+	silentDue    bool
+	silentTimer  *time.Timer
+	inboundReads int // Read Requests accepted and not yet answered
+	watchdog     *time.Timer
 	// The Terminate the reader expects to owe the peer if the engine call
 	// it is making ends the connection (see expect).
 	pending    iwarp.Terminate
@@ -159,6 +169,8 @@ func newLink(t *transport, c *net.TCPConn, active bool) *link {
 	l.sock.init(c)
 	l.deferTimer = time.AfterFunc(time.Hour, l.deferExpired)
 	l.deferTimer.Stop()
+	l.silentTimer = time.AfterFunc(time.Hour, l.silentExpired)
+	l.silentTimer.Stop()
 	l.local = netip.AddrPortFrom(addrOf(c.LocalAddr()), portOf(c.LocalAddr()))
 	l.remote = netip.AddrPortFrom(addrOf(c.RemoteAddr()), portOf(c.RemoteAddr()))
 	var b [4]byte
@@ -308,6 +320,7 @@ func (l *link) shutdown(status nd.Status, term *iwarp.Terminate, notify bool) {
 		l.watchdog.Stop()
 	}
 	l.deferTimer.Stop()
+	l.silentTimer.Stop()
 	l.mu.Unlock()
 	if writer {
 		// The writer sends the Terminate and closes the socket; a peer

@@ -464,6 +464,7 @@ func (l *link) sendRead(s *sender, w *writerState, wr *engine.WorkRequest, seq u
 	l.mu.Lock()
 	e.upTo = l.sentSeq
 	l.coveredSeq = l.sentSeq
+	l.silentDue = false
 	l.orq.push(e)
 	if wr == nil {
 		l.confirmsOut++
@@ -496,6 +497,11 @@ func (l *link) sent(s *sender, j *job, msn uint32) {
 	if l.confirming() {
 		l.sentSeq++
 		l.unconfirmed.push(sentEntry{wr: j.wr, seq: j.seq, n: l.sentSeq, msn: msn})
+		if j.wr.Flags&nd.FlagSilentSuccess == 0 {
+			l.urgentSeq = l.sentSeq
+		} else {
+			l.sentSilentLocked()
+		}
 		return
 	}
 	s.done = append(s.done, *j)
