@@ -267,14 +267,36 @@ func (ep *Endpoint) Limits() (ird, ord int) {
 // the Receive until CompleteReceive.
 func (ep *Endpoint) TakeReceive(n int) (*WorkRequest, nd.Status) {
 	ep.mu.Lock()
+	wr, st := ep.takeReceiveLocked(n)
+	ep.unlock()
+	return wr, st
+}
+
+// ReceiveNow is TakeReceive, the copy of data into the Receive and
+// CompleteReceive in one step under one lock, for an inbound Send whose
+// len(data) bytes all arrived at once. Meant for small Sends: the copy
+// holds the endpoint's lock. It returns TakeReceive's status.
+func (ep *Endpoint) ReceiveNow(data []byte, solicited bool) nd.Status {
+	ep.mu.Lock()
+	wr, st := ep.takeReceiveLocked(len(data))
+	if wr != nil {
+		Scatter(wr.SGL, data)
+		wr.solicited, wr.Length = solicited, len(data)
+		ep.finishLocked(&ep.rq, wr, nd.Success)
+	}
+	ep.unlock()
+	return st
+}
+
+// takeReceiveLocked is TakeReceive under ep.mu; the caller releases it with
+// ep.unlock (a failure ended the connection).
+func (ep *Endpoint) takeReceiveLocked(n int) (*WorkRequest, nd.Status) {
 	if ep.state != epConnected && ep.state != epAccepting {
-		ep.mu.Unlock()
 		return nil, nd.ErrCanceled
 	}
 	q := &ep.rq
 	if q.next == q.tail {
 		ep.endLocked(nd.ErrRemoteError)
-		ep.unlock()
 		return nil, nd.ErrRemoteError
 	}
 	wr := q.slot(q.next)
@@ -290,10 +312,8 @@ func (ep *Endpoint) TakeReceive(n int) (*WorkRequest, nd.Status) {
 	q.next++
 	if st != nd.Success {
 		ep.finishLocked(q, wr, st)
-		ep.unlock()
 		return nil, nd.ErrRemoteError
 	}
-	ep.mu.Unlock()
 	return wr, nd.Success
 }
 

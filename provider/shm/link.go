@@ -63,9 +63,9 @@ type link struct {
 	dRemote [1]unix.RemoteIovec
 
 	ep       atomic.Pointer[engine.Endpoint]
-	peerGone atomic.Bool   // the socket hung up; the reader drains and ends
-	closed   atomic.Bool   // mirrors closing, for the reader
-	rxCount  atomic.Uint64 // records received, for the watchdog
+	peerGone atomic.Bool // the socket hung up; the reader drains and ends
+	closed   atomic.Bool // mirrors closing, for the reader
+	rxSeen   atomic.Bool // records arrived since the watchdog last looked
 	// The inbound message the reader is handing to the engine, named in
 	// the Terminate record if the engine ends the connection meanwhile;
 	// curSendBit marks a Send.
@@ -110,7 +110,7 @@ type link struct {
 	rxStop    bool
 	rxWaiting bool          // the reader sleeps (or is about to) on the data doorbell
 	r         readerState   // under rxMu
-	polls     atomic.Uint64 // Poll calls, to let the reader stand down
+	polled    atomic.Bool   // a Poll since the reader last looked: it stands down
 	rxKick    chan struct{} // wakes a reader that stood down
 	startedRx atomic.Bool   // the reader runs: Poll may consume
 }
@@ -239,7 +239,7 @@ func (l *link) Attach(ep *engine.Endpoint) {
 	l.wg.Add(2)
 	go l.readLoop()
 	go l.writeLoop()
-	l.armWatchdogLocked(0)
+	l.armWatchdogLocked()
 }
 
 // startWatcher starts the goroutine that reads the socket.
@@ -482,17 +482,17 @@ func (l *link) waitUnread(end uint64) {
 // armWatchdogLocked checks, every ResponseTimeout, that requests waiting
 // for the peer see it make progress; a peer that stopped without dying
 // ends the connection with ErrIOTimeout.
-func (l *link) armWatchdogLocked(last uint64) {
+func (l *link) armWatchdogLocked() {
 	l.watchdog = time.AfterFunc(l.t.p.cfg.ResponseTimeout, func() {
-		now := l.rxCount.Load()
+		progress := l.rxSeen.Swap(false)
 		l.mu.Lock()
 		waiting := l.unconf.len() > 0
 		if l.closing {
 			l.mu.Unlock()
 			return
 		}
-		if !waiting || now != last {
-			l.armWatchdogLocked(now)
+		if !waiting || progress {
+			l.armWatchdogLocked()
 			l.mu.Unlock()
 			return
 		}

@@ -47,6 +47,10 @@ var testHookReader atomic.Pointer[func(*link)]
 // while records keep arriving.
 const ackEvery = 16
 
+// receiveNowMax bounds the Sends that the engine places under its lock
+// (Endpoint.ReceiveNow).
+const receiveNowMax = 4 << 10
+
 // ackIdlePolls is how many Polls in a row must find the inbound ring empty
 // before the Ack held for quiet Sends goes out (consumeLocked).
 const ackIdlePolls = 32
@@ -76,7 +80,6 @@ func (l *link) readLoop() {
 	drained := false
 	standDown := time.NewTimer(time.Hour)
 	standDown.Stop()
-	var polls uint64
 	for {
 		if h := testHookReader.Load(); h != nil {
 			(*h)(l)
@@ -103,10 +106,9 @@ func (l *link) readLoop() {
 		if l.closed.Load() {
 			return
 		}
-		if p := l.polls.Load(); p != polls {
+		if l.polled.Swap(false) {
 			// The application polls: it moves the ring itself. Look
 			// again after a while, or at once when it stops (Watch).
-			polls = p
 			standDown.Reset(standDownPeriod)
 			select {
 			case <-standDown.C:
@@ -114,7 +116,7 @@ func (l *link) readLoop() {
 				standDown.Stop()
 				// Watch: the application stopped polling. Its last
 				// Poll (Notify makes one) is no sign that it polls on.
-				polls = l.polls.Load()
+				l.polled.Store(false)
 			case <-l.done:
 				standDown.Stop()
 			}
@@ -160,8 +162,8 @@ func (l *link) consumeLocked(ep *engine.Endpoint, poll bool) (int, bool) {
 		return 0, false
 	}
 	n, ok := l.consumeRecordsLocked(ep, poll)
-	if n > 0 {
-		l.rxCount.Add(uint64(n))
+	if n > 0 && !l.rxSeen.Load() {
+		l.rxSeen.Store(true)
 	}
 	return n, ok
 }
@@ -205,7 +207,9 @@ func (l *link) consumeRecordsLocked(ep *engine.Endpoint, poll bool) (int, bool) 
 // While a test stops readers (testHookReader), Poll leaves the ring to
 // them.
 func (l *link) Poll() bool {
-	l.polls.Add(1)
+	if !l.polled.Load() {
+		l.polled.Store(true) // once per look of the reader, not per Poll
+	}
 	if testHookReader.Load() != nil || !l.startedRx.Load() || !l.rxMu.TryLock() {
 		return false
 	}
@@ -364,6 +368,16 @@ func (l *link) handle(ep *engine.Endpoint, rec shmring.Record) bool {
 		data := p[sendHeader:]
 		if len(data) > total || (rec.Aux&auxLast != 0) != (len(data) == total) {
 			return l.protocolError()
+		}
+		if rec.Aux&(auxLast|auxInvalidate) == auxLast && len(data) <= receiveNowMax {
+			// A small Send, whole: one engine call.
+			l.r.cur = true
+			l.curMsg.Store(msg | curSendBit)
+			if ep.ReceiveNow(data, rec.Aux&auxSolicited != 0) != nd.Success {
+				return false
+			}
+			l.handled(msg, rec.Aux&auxQuiet != 0)
+			return true
 		}
 		if l.beginSend(ep, msg, total, getU32(p[12:]), rec.Aux) == nil {
 			return false
