@@ -15,7 +15,7 @@ import (
 // begin announces a step of messages of size bytes, iters of them (0: by
 // time), and waits until the server is ready.
 func (pc *perfConn) begin(size, iters int) error {
-	if err := pc.send(perfMsg{kind: msgStep, value: uint64(size), iters: uint64(iters)}); err != nil {
+	if err := pc.send(perfMsg{kind: msgStep, value: uint64(size), iters: uint64(iters), cqMod: uint32(pc.cqMod)}); err != nil {
 		return err
 	}
 	if _, err := pc.await(msgReady); err != nil {

@@ -111,6 +111,9 @@ type perfServed struct {
 	batch    int // credits returned at a time
 	owed     int // Receives reposted whose credit is not returned yet
 	round    int // write_lat: the round trips so far
+	cqMod    int // send_lat: every cqMod-th echo asks for a completion (the client's -Q)
+	echoes   int // send_lat: echoes sent in the step
+	silent   nd.Result
 	bindRes  nd.Result
 }
 
@@ -137,6 +140,9 @@ func (c *perfConfig) newServed(ctx context.Context, a nd.Adapter, ai nd.AdapterI
 		depth = max(depth, min(2*h.txDepth, 4096))
 	}
 	limits := nd.EndpointLimits{InboundEntries: depth, OutboundEntries: depth + 1, InboundSGE: 1, OutboundSGE: 1}
+	if h.test == perfTestNamed("send_lat") {
+		limits.OutboundEntries += perfSilentSlack // silent echoes not yet acknowledged
+	}
 	if h.test.op == opRead {
 		limits.InboundReadLimit = ai.MaxInboundReadLimit
 	}
@@ -258,6 +264,10 @@ func (sv *perfServed) serve(conn nd.Connector) error {
 			if m.value < 1 || m.value > uint64(sv.maxSize) {
 				return fmt.Errorf("the client announces messages of %d bytes; it said at most %d", m.value, sv.maxSize)
 			}
+			if m.cqMod > perfMaxCQMod {
+				return fmt.Errorf("the client asks for every %dth echo's completion, at most every %dth", m.cqMod, perfMaxCQMod)
+			}
+			sv.cqMod, sv.echoes = max(1, int(m.cqMod)), 0
 			if err := sv.reply(msgReady, 0, windowMsg{}); err != nil {
 				return err
 			}

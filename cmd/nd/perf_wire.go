@@ -67,7 +67,7 @@ func parsePerfHello(b []byte) (perfHello, error) {
 // The kinds of perfMsg.
 const (
 	msgWindow = iota + 1 // either side's window (the server's first message)
-	msgStep              // client: the next size, and its iterations (0: until the end marker)
+	msgStep              // client: the next size, its iterations (0: until the end marker) and -Q
 	msgReady             // server: the step may start
 	msgEnd               // server: the end marker arrived; value is the messages received
 	msgCredit            // server: credits returned
@@ -81,6 +81,7 @@ const perfMsgSize = 24 + windowMsgSize
 type perfMsg struct {
 	kind    uint32
 	credits uint32 // server: Send credits returned
+	cqMod   uint32 // msgStep: send_lat's -Q, for the server's echoes (in credits' place)
 	value   uint64 // msgStep: the size; msgEnd: the messages received
 	iters   uint64 // msgStep: the iterations, 0 to run until the end marker
 	window  windowMsg
@@ -90,7 +91,7 @@ type perfMsg struct {
 // the written part.
 func (m perfMsg) put(b []byte) []byte {
 	binary.BigEndian.PutUint32(b[0:4], m.kind)
-	binary.BigEndian.PutUint32(b[4:8], m.credits)
+	binary.BigEndian.PutUint32(b[4:8], m.credits|m.cqMod)
 	binary.BigEndian.PutUint64(b[8:16], m.value)
 	binary.BigEndian.PutUint64(b[16:24], m.iters)
 	m.window.put(b[24:])
@@ -115,6 +116,9 @@ func parsePerfMsg(b []byte, n int) (perfMsg, error) {
 	}
 	if m.kind < msgWindow || m.kind > msgDone {
 		return perfMsg{}, fmt.Errorf("a control message of unknown kind %d", m.kind)
+	}
+	if m.kind == msgStep {
+		m.credits, m.cqMod = 0, m.credits
 	}
 	return m, nil
 }
