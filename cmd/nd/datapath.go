@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"time"
 
 	"github.com/godirect/nd"
 )
@@ -30,17 +31,51 @@ func newReaper(ctx context.Context, cq nd.CompletionQueue, blocking bool, batch 
 	return &reaper{cq: cq, blocking: blocking, ctx: ctx, done: ctx.Done(), results: make([]*nd.Result, batch)}
 }
 
-// Spinning yields the processor every yieldEvery empty polls, so that a peer
-// in the same process gets to run even with GOMAXPROCS=1, and checks the
-// context every checkEvery empty polls.
+// Polling loops give the processor away now and then, so that the other
+// goroutines of the process run even with GOMAXPROCS=1 (a peer in the same
+// process, a provider's reader goroutine): once per yieldPeriod of
+// spinning, which a clock read every pollsPerClock empty polls tells (a
+// yield is a trip through the scheduler: yielding every few polls made
+// shm's send_lat a fifth slower). Loops that spin on memory look at the
+// completion queue every yieldEvery spins; all look at the context every
+// checkEvery.
 const (
-	yieldEvery = 4
-	checkEvery = 4096
+	yieldPeriod   = 2 * time.Microsecond
+	pollsPerClock = 4
+	yieldEvery    = 16
+	checkEvery    = 4096
 )
+
+// pacer yields a polling loop's processor once per yieldPeriod. The zero
+// value is ready; one per loop.
+type pacer struct {
+	polls int
+	since time.Duration // monotonic time of the last yield (or first look)
+}
+
+// processStart is the origin of pacer's monotonic clock.
+var processStart = time.Now()
+
+// idle counts one empty poll and yields if yieldPeriod passed since the
+// loop last yielded.
+func (p *pacer) idle() {
+	if p.polls++; p.polls%pollsPerClock != 0 {
+		return
+	}
+	now := time.Since(processStart)
+	switch {
+	case p.since == 0:
+		p.since = now
+	case now-p.since >= yieldPeriod:
+		runtime.Gosched()
+		p.since = time.Since(processStart)
+	}
+}
 
 // next returns at least one completed request. The slice is the reaper's
 // own and is valid until the next call.
 func (r *reaper) next() ([]*nd.Result, error) {
+	var p pacer
 	for spins := 1; ; spins++ {
 		if n := r.cq.GetResults(r.results); n > 0 {
 			return r.results[:n], nil
@@ -51,9 +86,7 @@ func (r *reaper) next() ([]*nd.Result, error) {
 			}
 			continue
 		}
-		if spins%yieldEvery == 0 {
-			runtime.Gosched()
-		}
+		p.idle()
 		if spins%checkEvery == 0 {
 			select {
 			case <-r.done:

@@ -6,7 +6,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/godirect/nd"
@@ -167,6 +166,7 @@ func (pc *perfConn) ping(sgl []nd.SGE) error {
 	if signaled {
 		res, flags = pc.ops.next(), 0
 	}
+	var pace pacer
 	for spins := 1; ; spins++ {
 		err := pc.s.ep.Send(res, sgl, flags)
 		if err == nil {
@@ -180,8 +180,8 @@ func (pc *perfConn) ping(sgl []nd.SGE) error {
 		if err := pc.handle(pc.reaper.poll()); err != nil {
 			return err
 		}
-		if spins%yieldEvery == 0 {
-			runtime.Gosched()
+		pace.idle()
+		if spins%checkEvery == 0 {
 			if err := pc.ctx.Err(); err != nil {
 				return fmt.Errorf("waiting for room in the send queue: %w", err)
 			}
@@ -232,11 +232,11 @@ func (pc *perfConn) writeRound(sgl []nd.SGE, size int) error {
 		return fmt.Errorf("Write: %w", err)
 	}
 	pc.ops.posted()
+	var pace pacer
 	for spins := 1; loadByte(pc.win, last) != pong; spins++ {
-		if spins%yieldEvery != 0 {
+		if pace.idle(); spins%yieldEvery != 0 {
 			continue
 		}
-		runtime.Gosched()
 		if err := pc.handle(pc.reaper.poll()); err != nil {
 			return err
 		}

@@ -25,7 +25,6 @@ import (
 	"math"
 	"net/netip"
 	"os"
-	"runtime"
 	"strconv"
 	"time"
 	"unsafe"
@@ -434,6 +433,7 @@ func (d *rcmData) drive(ctx context.Context) error {
 	scnt, ccnt := 0, 0
 	done := ctx.Done()
 	d.start = time.Now()
+	var pace pacer
 	for spins := 1; ccnt < d.iters; spins++ {
 		for scnt < d.iters && scnt-ccnt < d.depth && (d.test.op != opSend || scnt+1-d.creditCount() < d.rxd) {
 			res := &results[scnt%d.depth]
@@ -454,9 +454,7 @@ func (d *rcmData) drive(ctx context.Context) error {
 		}
 		if scnt == ccnt {
 			// Nothing in flight: waiting for the server's credits.
-			if spins%yieldEvery == 0 {
-				runtime.Gosched()
-			}
+			pace.idle()
 			if spins%checkEvery == 0 {
 				select {
 				case <-done:

@@ -8,7 +8,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"runtime"
 
 	"github.com/godirect/nd"
 )
@@ -105,6 +104,7 @@ func (sv *perfServed) sendEcho(sgl []nd.SGE) error {
 		}
 		res, flags = sv.sends.next(), 0
 	}
+	var pace pacer
 	for spins := 1; ; spins++ {
 		err := sv.s.ep.Send(res, sgl, flags)
 		if err == nil {
@@ -116,8 +116,8 @@ func (sv *perfServed) sendEcho(sgl []nd.SGE) error {
 		if _, err := sv.drain(sv.reaper.poll(), func(int) error { return errUnexpected }); err != nil {
 			return err
 		}
-		if spins%yieldEvery == 0 {
-			runtime.Gosched()
+		pace.idle()
+		if spins%checkEvery == 0 {
 			if err := sv.ctx.Err(); err != nil {
 				return fmt.Errorf("waiting for room in the send queue: %w", err)
 			}
@@ -176,11 +176,11 @@ func (sv *perfServed) pong(size int) (int64, error) {
 	var got int64
 	for {
 		ping, pong := stamps(sv.round)
+		var pace pacer
 		for spins := 1; loadByte(sv.win, last) != ping; spins++ {
-			if spins%yieldEvery != 0 {
+			if pace.idle(); spins%yieldEvery != 0 {
 				continue
 			}
-			runtime.Gosched()
 			end, err := sv.takeEnd(sv.reaper.poll())
 			if err != nil || end {
 				return got, err

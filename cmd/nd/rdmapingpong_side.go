@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"runtime"
 
 	"github.com/godirect/nd"
 )
@@ -204,14 +203,14 @@ func (p *rdmaPonger) rounds(size, n int, k *int, active bool) error {
 // every yieldEvery spins, so that a failed Write or the end of the
 // connection stops it, and at ctx every checkEvery spins.
 func (p *rdmaPonger) await(i int, want byte) error {
+	var pace pacer
 	for spins := 1; ; spins++ {
 		if loadByte(p.recvBuf, i) == want {
 			return nil
 		}
-		if spins%yieldEvery != 0 {
+		if pace.idle(); spins%yieldEvery != 0 {
 			continue
 		}
-		runtime.Gosched()
 		if err := p.handle(p.reaper.poll()); err != nil {
 			return err
 		}
