@@ -118,11 +118,11 @@ func (pc *perfConn) latency(size, iters int, dur time.Duration) error {
 	sgl := pc.message(size)
 	pc.n, pc.pings = 0, 0
 	pc.start = time.Now()
-	stop := pc.start.Add(dur)
-	// One clock reading per iteration: its end is the next one's start.
-	t0 := pc.start
+	// One reading of the monotonic clock per iteration (time.Since; Now
+	// reads the wall clock too): its end is the next one's start.
+	var t0 time.Duration
 	for i := 0; ; i++ {
-		if dur > 0 && !t0.Before(stop) || dur == 0 && i == iters {
+		if dur > 0 && t0 >= dur || dur == 0 && i == iters {
 			break
 		}
 		var err error
@@ -137,13 +137,13 @@ func (pc *perfConn) latency(size, iters int, dur time.Duration) error {
 		if err != nil {
 			return fmt.Errorf("iteration %d: %w", i, err)
 		}
-		t1 := time.Now()
+		t1 := time.Since(pc.start)
 		if i < len(pc.samples) {
-			pc.samples[i] = int64(t1.Sub(t0))
+			pc.samples[i] = int64(t1 - t0)
 		}
 		t0 = t1
 	}
-	pc.end = t0
+	pc.end = pc.start.Add(t0)
 	if pc.test.op == opSend {
 		pc.n = pc.pings // the signaled Sends' completions counted only some
 	}
