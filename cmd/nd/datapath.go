@@ -122,6 +122,7 @@ type receiveRing struct {
 	sgls    [][]nd.SGE // each slot's scatter/gather list
 	results []nd.Result
 	head    int // the slot whose completion comes next
+	owed    int // Receives taken and not yet reposted (take)
 }
 
 // newReceiveRing posts depth Receives into sgl on ep.
@@ -163,6 +164,17 @@ func (r *receiveRing) owns(res *nd.Result) bool { return res == &r.results[r.hea
 // into dst (as much as fits; dst may be nil), reposts it and returns the
 // number of bytes it received.
 func (r *receiveRing) complete(dst []byte) (int, error) {
+	n, err := r.take(dst)
+	if err != nil {
+		return 0, err
+	}
+	return n, r.repost()
+}
+
+// take is complete without the repost: the Receive is owed until repost,
+// for a caller that answers first (it must know that enough other Receives
+// stay posted meanwhile).
+func (r *receiveRing) take(dst []byte) (int, error) {
 	res := &r.results[r.head]
 	if err := res.Status.Err(); err != nil {
 		return 0, fmt.Errorf("Receive completed with %w", err)
@@ -176,14 +188,26 @@ func (r *receiveRing) complete(dst []byte) (int, error) {
 		c := copy(dst[:left], sge.Buffer)
 		dst, left = dst[c:], left-c
 	}
-	if err := r.ep.Receive(res, r.sgls[r.head]); err != nil {
-		return 0, fmt.Errorf("reposting Receive: %w", err)
-	}
+	r.owed++
 	r.head++
 	if r.head == len(r.results) {
 		r.head = 0
 	}
 	return n, nil
+}
+
+// repost posts again the Receives taken since the last repost, in order.
+func (r *receiveRing) repost() error {
+	for ; r.owed > 0; r.owed-- {
+		i := r.head - r.owed
+		if i < 0 {
+			i += len(r.results)
+		}
+		if err := r.ep.Receive(&r.results[i], r.sgls[i]); err != nil {
+			return fmt.Errorf("reposting Receive: %w", err)
+		}
+	}
+	return nil
 }
 
 // requestRing is a ring of Results for the outbound requests of one

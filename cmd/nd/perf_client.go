@@ -292,7 +292,9 @@ func (pc *perfConn) handle(done []*nd.Result) error {
 			}
 			pc.ctrlBusy = false
 		case pc.replies.owns(r) && pc.echoSize > 0:
-			n, err := pc.replies.complete(nil)
+			// Reposted after the next ping went (ping): the server has
+			// one echo in flight, and the other slots stay posted.
+			n, err := pc.replies.take(nil)
 			if err != nil {
 				return err
 			}

@@ -34,6 +34,9 @@ func (pc *perfConn) finish() error {
 			return err
 		}
 	}
+	if err := pc.replies.repost(); err != nil {
+		return err
+	}
 	pc.echoSize = 0
 	if err := pc.send(perfMsg{}); err != nil {
 		return fmt.Errorf("the end marker: %w", err)
@@ -189,6 +192,9 @@ func (pc *perfConn) ping(sgl []nd.SGE) error {
 	}
 	if signaled {
 		pc.ops.posted()
+	}
+	if err := pc.replies.repost(); err != nil {
+		return err
 	}
 	pc.credits--
 	for pc.echoes == 0 || pc.ops.pending > 0 {

@@ -36,7 +36,7 @@ func (sv *perfServed) sink() (int64, error) {
 		if err != nil {
 			return got, fmt.Errorf("after %d messages: %w", got, err)
 		}
-		end, err := sv.drain(done, func(int) error {
+		end, err := sv.drain(done, true, func(int) error {
 			sv.owed++
 			got++
 			return nil
@@ -68,7 +68,9 @@ func (sv *perfServed) echo(size int) (int64, error) {
 			return got, fmt.Errorf("after %d messages: %w", got, err)
 		}
 		arrived := 0
-		end, err := sv.drain(done, func(n int) error {
+		// The echoes go first, the Receives are reposted after them: the
+		// client has one message in flight and the others stay posted.
+		end, err := sv.drain(done, false, func(n int) error {
 			if n != size {
 				return fmt.Errorf("message %d has %d bytes, want %d", got+int64(arrived), n, size)
 			}
@@ -83,6 +85,9 @@ func (sv *perfServed) echo(size int) (int64, error) {
 				return got, fmt.Errorf("message %d: Send of the echo: %w", got, err)
 			}
 			got++
+		}
+		if err := sv.recv.repost(); err != nil {
+			return got, err
 		}
 		if end {
 			return got, nil
@@ -113,7 +118,7 @@ func (sv *perfServed) sendEcho(sgl []nd.SGE) error {
 		if !errors.Is(err, nd.ErrNoMoreEntries) {
 			return err
 		}
-		if _, err := sv.drain(sv.reaper.poll(), func(int) error { return errUnexpected }); err != nil {
+		if _, err := sv.drain(sv.reaper.poll(), true, func(int) error { return errUnexpected }); err != nil {
 			return err
 		}
 		pace.idle()
@@ -134,8 +139,10 @@ func (sv *perfServed) sendEcho(sgl []nd.SGE) error {
 // marker, which it reports. The end marker may come in one batch with an
 // outbound completion (from the other queue): the whole batch is taken, or
 // that completion would be lost to the next step. Anything else, or a
-// message after the end marker, is an error.
-func (sv *perfServed) drain(done []*nd.Result, msg func(n int) error) (end bool, err error) {
+// message after the end marker, is an error. The Receives of the client's
+// messages are reposted at once if repost, else by the caller
+// (sv.recv.repost).
+func (sv *perfServed) drain(done []*nd.Result, repost bool, msg func(n int) error) (end bool, err error) {
 	for _, r := range done {
 		switch {
 		case sv.sends.owns(r):
@@ -146,7 +153,10 @@ func (sv *perfServed) drain(done []*nd.Result, msg func(n int) error) (end bool,
 			// Silent echoes complete only when they fail.
 			return end, fmt.Errorf("an echo's Send completed with %w", r.Status.Err())
 		case sv.recv.owns(r) && !end:
-			n, err := sv.recv.complete(nil)
+			n, err := sv.recv.take(nil)
+			if err == nil && repost {
+				err = sv.recv.repost()
+			}
 			if err != nil {
 				return end, err
 			}
@@ -228,7 +238,7 @@ func (sv *perfServed) await() error {
 // takeEnd takes outbound completions and the end marker, and reports
 // whether the end marker was among done. Any other message is an error.
 func (sv *perfServed) takeEnd(done []*nd.Result) (bool, error) {
-	return sv.drain(done, noMessage)
+	return sv.drain(done, true, noMessage)
 }
 
 // noMessage refuses a message where only the end marker was due.
