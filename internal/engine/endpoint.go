@@ -42,6 +42,7 @@ type Endpoint struct {
 	closePending bool
 	closeLink    Link
 	closeStatus  nd.Status
+	closeInbound bool // the end comes from the inbound Send being delivered (InboundCloser)
 
 	// poller is the link's Poller while the link is attached (set and
 	// cleared under mu, read without it by the completion queues).

@@ -190,11 +190,13 @@ func (ep *Endpoint) unlock() {
 		ep.mu.Unlock()
 		return
 	}
-	link, st := ep.closeLink, ep.closeStatus
-	ep.closePending, ep.closeLink = false, nil
+	link, st, inbound := ep.closeLink, ep.closeStatus, ep.closeInbound
+	ep.closePending, ep.closeLink, ep.closeInbound = false, nil, false
 	ep.mu.Unlock()
 	ep.a.unbindEndpoint(ep, link)
-	if link != nil {
+	if ic, ok := link.(InboundCloser); ok && inbound {
+		ic.CloseInbound(st)
+	} else if link != nil {
 		link.Close(st)
 	}
 	ep.c.ended()
@@ -297,6 +299,7 @@ func (ep *Endpoint) takeReceiveLocked(n int) (*WorkRequest, nd.Status) {
 	q := &ep.rq
 	if q.next == q.tail {
 		ep.endLocked(nd.ErrRemoteError)
+		ep.closeInbound = ep.closePending
 		return nil, nd.ErrRemoteError
 	}
 	wr := q.slot(q.next)
@@ -312,6 +315,7 @@ func (ep *Endpoint) takeReceiveLocked(n int) (*WorkRequest, nd.Status) {
 	q.next++
 	if st != nd.Success {
 		ep.finishLocked(q, wr, st)
+		ep.closeInbound = ep.closePending
 		return nil, nd.ErrRemoteError
 	}
 	return wr, nd.Success
@@ -327,5 +331,6 @@ func (ep *Endpoint) CompleteReceive(wr *WorkRequest, n int, st nd.Status, solici
 		wr.Length = n
 	}
 	ep.finishLocked(&ep.rq, wr, st)
+	ep.closeInbound = ep.closePending && st != nd.Success
 	ep.unlock()
 }

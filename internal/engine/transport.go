@@ -95,6 +95,17 @@ type LinkEvents interface {
 	Closed(status nd.Status)
 }
 
+// InboundCloser is what a Link may also implement to learn that the
+// engine ends the connection because of the inbound Send the link is
+// handing it: a TakeReceive or ReceiveNow that found no fitting Receive, a
+// CompleteReceive with an error. The engine then calls CloseInbound
+// instead of Close, before that call returns and on the goroutine that made
+// it, so that the link can name the message to its peer from its own
+// state, without sharing it with other goroutines.
+type InboundCloser interface {
+	CloseInbound(status nd.Status)
+}
+
 // Poller is what a Link may also implement so that the application's own
 // polling moves the link's inbound traffic, without a hand-off between
 // goroutines: GetResults on either completion queue of the endpoint calls

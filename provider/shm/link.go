@@ -66,10 +66,6 @@ type link struct {
 	peerGone atomic.Bool // the socket hung up; the reader drains and ends
 	closed   atomic.Bool // mirrors closing, for the reader
 	rxSeen   atomic.Bool // records arrived since the watchdog last looked
-	// The inbound message the reader is handing to the engine, named in
-	// the Terminate record if the engine ends the connection meanwhile;
-	// curSendBit marks a Send.
-	curMsg atomic.Uint64
 
 	sendMu sync.Mutex // socket writes
 
@@ -325,31 +321,17 @@ func (l *link) watch() {
 	l.shutdown(nd.ErrConnectionAborted, true)
 }
 
-// Close implements engine.Link. An error the engine found while the
-// reader handed it an inbound message (no Receive, a Receive too small, a
-// window it cannot invalidate) is reported to the peer in a Terminate
-// record naming that message.
-func (l *link) Close(status nd.Status) {
-	switch status {
-	case nd.Success, nd.ErrCanceled, nd.ErrConnectionRefused, nd.ErrConnectionAborted:
-		l.shutdown(status, false)
-		return
-	}
-	msg := l.curMsg.Load()
-	if msg == 0 {
-		l.shutdown(status, false)
-		return
-	}
-	st := status
-	if msg&curSendBit != 0 {
-		st = nd.ErrRemoteError
-	}
-	l.shutdownTerm(status, msg&^curSendBit, st, false)
-}
+// Close implements engine.Link.
+func (l *link) Close(status nd.Status) { l.shutdown(status, false) }
 
-// curSendBit marks curMsg's message as a Send (message numbers stay far
-// below it).
-const curSendBit = 1 << 63
+// CloseInbound implements engine.InboundCloser: the engine refused the
+// inbound Send that the reader (or a Poll) is handing it, l.r.msg (no
+// Receive, a Receive too small, a window it cannot invalidate). A
+// Terminate record names it, and the peer's Send completes with
+// ErrRemoteError. It runs on the goroutine that holds rxMu.
+func (l *link) CloseInbound(status nd.Status) {
+	l.shutdownTerm(status, l.r.msg, nd.ErrRemoteError, false)
+}
 
 func (l *link) shutdown(status nd.Status, notify bool) { l.shutdownTerm(status, 0, 0, notify) }
 

@@ -17,7 +17,6 @@ import (
 type readerState struct {
 	msg       uint64 // the last inbound message started
 	doneUpTo  uint64 // the last inbound message handled
-	cur       bool   // curMsg names the message being handled
 	recv      *engine.WorkRequest
 	recvTotal int
 	recvOff   int
@@ -263,10 +262,6 @@ func (l *link) handled(msg uint64, quiet bool) {
 	if !quiet {
 		l.r.prompt = true
 	}
-	if l.r.cur {
-		l.r.cur = false
-		l.curMsg.Store(0)
-	}
 }
 
 // protocolError ends the connection on a malformed record.
@@ -371,8 +366,6 @@ func (l *link) handle(ep *engine.Endpoint, rec shmring.Record) bool {
 		}
 		if rec.Aux&(auxLast|auxInvalidate) == auxLast && len(data) <= receiveNowMax {
 			// A small Send, whole: one engine call.
-			l.r.cur = true
-			l.curMsg.Store(msg | curSendBit)
 			if ep.ReceiveNow(data, rec.Aux&auxSolicited != 0) != nd.Success {
 				return false
 			}
@@ -594,10 +587,8 @@ func (l *link) pullSend(ep *engine.Endpoint, rec shmring.Record, entry int) bool
 
 // beginSend takes the Receive that inbound Send msg of total bytes fills
 // and records it as the one in progress. It returns nil when the engine
-// ended the connection (Close told the peer).
+// ended the connection (CloseInbound told the peer).
 func (l *link) beginSend(ep *engine.Endpoint, msg uint64, total int, token uint32, aux uint16) *engine.WorkRequest {
-	l.r.cur = true
-	l.curMsg.Store(msg | curSendBit)
 	rr, _ := ep.TakeReceive(total)
 	if rr == nil {
 		return nil
