@@ -66,8 +66,11 @@ func (l *link) deferTx() {
 	}
 }
 
-// deferLimit bounds how long a response deferTx held back waits.
-const deferLimit = time.Millisecond
+// deferLimit bounds how long a response deferTx held back waits: the
+// peer's request waits for it. An application that answers does so within
+// microseconds; one that polls another endpoint meanwhile must not hold
+// the peer for long.
+const deferLimit = 20 * time.Microsecond
 
 // deferExpired runs deferLimit after deferTx armed the timer.
 func (l *link) deferExpired() {

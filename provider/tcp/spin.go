@@ -238,8 +238,10 @@ func (r *spinReader) awaitInput() error {
 }
 
 // watchPeriod is how often a reader waiting for kicks checks that the
-// application still polls.
-const watchPeriod = time.Millisecond
+// application still polls: when it stopped without waiting in Notify (it
+// polls another endpoint), inbound traffic waits up to about two periods.
+// Each check is a timer wake-up of the reader while the application polls.
+const watchPeriod = 50 * time.Microsecond
 
 // rawWriter writes to the socket's descriptor once, without blocking and
 // without the descriptor's write lock (RawConn.Control), for inline sends;
