@@ -72,6 +72,29 @@ func (p *pacer) idle() {
 	}
 }
 
+// sendWhenRoom posts a Send of sgl with res and flags, and while the
+// endpoint's queue is full (silent Sends the peer has not acknowledged yet)
+// calls poll, which takes what completes and moves the acknowledgments,
+// until the Send fits, poll fails, or ctx ends.
+func sendWhenRoom(ctx context.Context, ep nd.Endpoint, res *nd.Result, sgl []nd.SGE, flags nd.Flags, poll func() error) error {
+	var pace pacer
+	for spins := 1; ; spins++ {
+		err := ep.Send(res, sgl, flags)
+		if !errors.Is(err, nd.ErrNoMoreEntries) {
+			return err
+		}
+		if err := poll(); err != nil {
+			return err
+		}
+		pace.idle()
+		if spins%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("waiting for room in the send queue: %w", err)
+			}
+		}
+	}
+}
+
 // next returns at least one completed request. The slice is the reaper's
 // own and is valid until the next call.
 func (r *reaper) next() ([]*nd.Result, error) {

@@ -51,7 +51,8 @@ type perfConn struct {
 	pings     int // send_lat: the step's Sends so far
 	cqMod     int // send_lat: every cqMod-th Send asks for a completion
 	silentRes nd.Result
-	round     int // write_lat: the round trips so far
+	pollRoom  func() error // ping's poll while the send queue is full
+	round     int          // write_lat: the round trips so far
 	posted    []int64
 	completed []int64 // bw: when each request was posted and completed, ns after start
 	samples   []int64 // lat: each iteration's time in ns

@@ -4,7 +4,6 @@ package main
 // fails: the records they fill were made when the connection was set up.
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -169,26 +168,14 @@ func (pc *perfConn) ping(sgl []nd.SGE) error {
 	if signaled {
 		res, flags = pc.ops.next(), 0
 	}
-	var pace pacer
-	for spins := 1; ; spins++ {
-		err := pc.s.ep.Send(res, sgl, flags)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, nd.ErrNoMoreEntries) {
-			return fmt.Errorf("Send: %w", err)
-		}
-		// Silent Sends not yet acknowledged fill the queue: polling moves
-		// their acknowledgments.
-		if err := pc.handle(pc.reaper.poll()); err != nil {
-			return err
-		}
-		pace.idle()
-		if spins%checkEvery == 0 {
-			if err := pc.ctx.Err(); err != nil {
-				return fmt.Errorf("waiting for room in the send queue: %w", err)
-			}
-		}
+	// Silent Sends not yet acknowledged may fill the queue: polling
+	// moves their acknowledgments. The function is made once: the loop
+	// allocates nothing.
+	if pc.pollRoom == nil {
+		pc.pollRoom = func() error { return pc.handle(pc.reaper.poll()) }
+	}
+	if err := sendWhenRoom(pc.ctx, pc.s.ep, res, sgl, flags, pc.pollRoom); err != nil {
+		return fmt.Errorf("Send: %w", err)
 	}
 	if signaled {
 		pc.ops.posted()

@@ -114,6 +114,7 @@ type perfServed struct {
 	cqMod    int // send_lat: every cqMod-th echo asks for a completion (the client's -Q)
 	echoes   int // send_lat: echoes sent in the step
 	silent   nd.Result
+	pollRoom func() error // sendEcho's poll while the send queue is full
 	bindRes  nd.Result
 }
 

@@ -6,7 +6,6 @@ package main
 // end marker (a zero-byte Send) and allocates nothing unless it fails.
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/godirect/nd"
@@ -109,24 +108,14 @@ func (sv *perfServed) sendEcho(sgl []nd.SGE) error {
 		}
 		res, flags = sv.sends.next(), 0
 	}
-	var pace pacer
-	for spins := 1; ; spins++ {
-		err := sv.s.ep.Send(res, sgl, flags)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, nd.ErrNoMoreEntries) {
+	if sv.pollRoom == nil { // made once: the loop allocates nothing
+		sv.pollRoom = func() error {
+			_, err := sv.drain(sv.reaper.poll(), true, noMessage)
 			return err
 		}
-		if _, err := sv.drain(sv.reaper.poll(), true, func(int) error { return errUnexpected }); err != nil {
-			return err
-		}
-		pace.idle()
-		if spins%checkEvery == 0 {
-			if err := sv.ctx.Err(); err != nil {
-				return fmt.Errorf("waiting for room in the send queue: %w", err)
-			}
-		}
+	}
+	if err := sendWhenRoom(sv.ctx, sv.s.ep, res, sgl, flags, sv.pollRoom); err != nil {
+		return err
 	}
 	if flags == 0 {
 		sv.sends.posted()
