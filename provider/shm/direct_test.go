@@ -307,3 +307,97 @@ func (l *link) segs() []uint32 {
 	}
 	return ids
 }
+
+// holdWatchers makes the watcher goroutines of p's links on one side
+// (active or passive) stop once they handled the connection's setup
+// message (the accept, or the ready), as when the application polls on the
+// only processor and the Go scheduler does not run them. They go on when
+// the test ends.
+func holdWatchers(t *testing.T, p *Provider, active bool) {
+	release := make(chan struct{})
+	var calls sync.Map // *link -> *atomic.Int32
+	h := func(l *link) {
+		if l.t.p != p || l.active != active {
+			return
+		}
+		n, _ := calls.LoadOrStore(l, new(atomic.Int32))
+		if n.(*atomic.Int32).Add(1) == 2 {
+			<-release
+		}
+	}
+	testHookWatch.Store(&h)
+	t.Cleanup(func() {
+		close(release)
+		testHookWatch.Store(nil)
+	})
+}
+
+// TestSegmentPulledByInitiator: with the initiator's watcher held, the
+// message that passes the target's AllocateMemory segment waits on the
+// socket. The first Write into a window in that segment takes the message
+// itself and copies through the mapping, rather than through process_vm
+// or the ring.
+func TestSegmentPulledByInitiator(t *testing.T) {
+	p := New(Config{Namespace: "godirect-nd-shm-test-" + t.Name()})
+	c := hookLinks(t, p)
+	holdWatchers(t, p, true)
+	const size = 64 << 10
+	pbuf := targetMemory(t, true, size)
+	pr, _, desc, abuf, amr := windowPair(t, p, pbuf, size)
+	a, _ := c.links(t)
+	if len(a.segs()) != 0 {
+		t.Fatal("the watcher mapped the segment while it was held")
+	}
+	for i := range abuf {
+		abuf[i] = byte(i*7 + 3)
+	}
+	var res nd.Result
+	if err := pr.Active.Endpoint.Write(&res, []nd.SGE{{Buffer: abuf, Region: amr}}, desc, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	ndtest.Expect(t, pr.Active.OutCQ, &res, nd.Success, size)
+	if !bytes.Equal(pbuf, abuf) {
+		t.Fatal("the Write did not place the bytes")
+	}
+	if n := a.segOps.Load(); n != 1 {
+		t.Fatalf("%d copies went through the mapped segment, want 1", n)
+	}
+	if got := a.segs(); len(got) != 1 {
+		t.Fatalf("mapped segments %v, want one", got)
+	}
+}
+
+// TestSegmentPulledByReceiver: with the receiver's watcher held, the first
+// Send by rendezvous from an AllocateMemory buffer is copied through the
+// mapping of the sender's segment, which the receiver took from the
+// socket itself.
+func TestSegmentPulledByReceiver(t *testing.T) {
+	p := New(Config{Namespace: "godirect-nd-shm-test-" + t.Name(), SendThreshold: 1024})
+	if selfProbe() != nil {
+		t.Skip("process_vm_readv is not allowed here:", selfProbe())
+	}
+	holdWatchers(t, p, false)
+	pr := ndtest.NewPair(t, p, ndtest.PairConfig{})
+	const size = 40000
+	src := targetMemory(t, true, size)
+	for i := range src {
+		src[i] = byte(i*13 + 1)
+	}
+	dst := make([]byte, size)
+	smr, dmr := pr.Active.Register(t, src), pr.Passive.Register(t, dst)
+	var rr, sr nd.Result
+	if err := pr.Passive.Endpoint.Receive(&rr, []nd.SGE{{Buffer: dst, Region: dmr}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pr.Active.Endpoint.Send(&sr, []nd.SGE{{Buffer: src, Region: smr}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	ndtest.Expect(t, pr.Active.OutCQ, &sr, nd.Success, size)
+	ndtest.Expect(t, pr.Passive.InCQ, &rr, nd.Success, size)
+	if !bytes.Equal(dst, src) {
+		t.Fatal("the Send did not land exactly")
+	}
+	if n := p.t.rvMapped.Load(); n != 1 {
+		t.Fatalf("%d Sends went through the mapping, want 1", n)
+	}
+}

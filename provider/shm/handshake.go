@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"net"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -157,12 +158,50 @@ func parseReject(b []byte) ([]byte, error) {
 }
 
 // readMessage reads one setup message and the descriptors passed with it
-// (closed unless the caller takes them).
-func readMessage(c *net.UnixConn, buf []byte) ([]byte, []int, error) {
+// (closed unless the caller takes them). It honours c's read deadline. If
+// mu is not nil, each receive runs under it (a link's socket has a second
+// reader, pullSegments).
+func readMessage(c *net.UnixConn, buf []byte, mu *sync.Mutex) ([]byte, []int, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return nil, nil, err
+	}
+	var (
+		msg  []byte
+		fds  []int
+		rerr error
+	)
+	err = rc.Read(func(fd uintptr) bool {
+		if mu != nil {
+			mu.Lock()
+			defer mu.Unlock()
+		}
+		msg, fds, rerr = recvMessage(int(fd), buf)
+		return rerr != unix.EAGAIN
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return msg, fds, rerr
+}
+
+// recvMessage receives one setup message from the non-blocking socket fd
+// and the descriptors passed with it (closed unless the caller takes
+// them). It returns unix.EAGAIN when no message waits.
+func recvMessage(fd int, buf []byte) ([]byte, []int, error) {
 	oob := make([]byte, unix.CmsgSpace(4*(1+numBells)))
-	n, oobn, flags, _, err := c.ReadMsgUnix(buf, oob)
+	var (
+		n, oobn, flags int
+		err            error
+	)
+	for {
+		n, oobn, flags, _, err = unix.Recvmsg(fd, buf, oob, unix.MSG_DONTWAIT|unix.MSG_CMSG_CLOEXEC)
+		if err != unix.EINTR {
+			break
+		}
+	}
 	var fds []int
-	if oobn > 0 {
+	if err == nil && oobn > 0 {
 		if msgs, perr := unix.ParseSocketControlMessage(oob[:oobn]); perr == nil {
 			for _, m := range msgs {
 				if f, perr := unix.ParseUnixRights(&m); perr == nil {
@@ -172,7 +211,6 @@ func readMessage(c *net.UnixConn, buf []byte) ([]byte, []int, error) {
 		}
 	}
 	if err != nil {
-		closeAll(fds)
 		return nil, nil, err
 	}
 	if n == 0 {
@@ -184,6 +222,20 @@ func readMessage(c *net.UnixConn, buf []byte) ([]byte, []int, error) {
 		return nil, nil, errMessage
 	}
 	return buf[:n], fds, nil
+}
+
+// peekMessageType returns the first byte of the message waiting on the
+// non-blocking socket fd without taking the message, or false if none
+// waits.
+func peekMessageType(fd int) (byte, bool) {
+	var b [1]byte
+	for {
+		n, _, _, _, err := unix.Recvmsg(fd, b[:], nil, unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		if err == unix.EINTR {
+			continue
+		}
+		return b[0], err == nil && n == 1
+	}
 }
 
 var errEOF = errors.New("shm: the peer closed the connection")

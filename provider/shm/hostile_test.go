@@ -79,7 +79,7 @@ func dialFakeProbe(t *testing.T, p *Provider, addr netip.Addr, port uint16, with
 	}
 	closeAll(fds[:1])
 	buf := make([]byte, maxMessage)
-	msg, _, err := readMessage(c, buf)
+	msg, _, err := readMessage(c, buf, nil)
 	if err != nil || msg[0] != msgAccept {
 		t.Fatalf("no accept: %v", err)
 	}

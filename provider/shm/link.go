@@ -68,6 +68,7 @@ type link struct {
 	rxSeen   atomic.Bool // records arrived since the watchdog last looked
 
 	sendMu sync.Mutex // socket writes
+	sockRx sync.Mutex // socket reads: the watcher's, pullSegments'
 
 	mu          sync.Mutex
 	events      engine.LinkEvents
@@ -249,13 +250,20 @@ func (l *link) startWatcher() {
 	go l.watch()
 }
 
+// testHookWatch, if set, is called by every watcher before it reads a
+// setup message.
+var testHookWatch atomic.Pointer[func(*link)]
+
 // watch reads setup messages until the socket hangs up, then lets the
 // reader drain the ring and end the connection.
 func (l *link) watch() {
 	defer l.wg.Done()
 	buf := make([]byte, maxMessage)
 	for {
-		msg, fds, err := readMessage(l.conn, buf)
+		if h := testHookWatch.Load(); h != nil {
+			(*h)(l)
+		}
+		msg, fds, err := readMessage(l.conn, buf, &l.sockRx)
 		if err != nil {
 			break
 		}

@@ -515,6 +515,9 @@ func (l *link) parseRendezvous(b []byte, total, entry int) (remote []unix.Remote
 		e := b[i*segIovSize:]
 		id, off, ln := getU32(e[16:]), getU64(e[24:]), uint64(remote[i].Len)
 		m := l.peerSegment(id)
+		if m == nil && id != 0 && l.pullSegments() {
+			m = l.peerSegment(id)
+		}
 		if id == 0 || m == nil || off > uint64(len(m)) || ln > uint64(len(m))-off {
 			clear(l.r.mapped[:i])
 			return remote, nil, true

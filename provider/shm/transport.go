@@ -199,7 +199,7 @@ func (pl *portListener) serve() {
 func (t *transport) passive(pl *portListener, c *net.UnixConn) {
 	c.SetReadDeadline(time.Now().Add(t.p.cfg.HandshakeTimeout))
 	buf := make([]byte, maxMessage)
-	msg, fds, err := readMessage(c, buf)
+	msg, fds, err := readMessage(c, buf, nil)
 	if err != nil {
 		c.Close()
 		return

@@ -370,6 +370,42 @@ func (l *link) unmapPeerSegments() {
 	}
 }
 
+// pullSegments maps the segments whose messages wait on the socket, without
+// blocking, and reports whether it took any. A side calls it when the peer
+// names a segment it has not mapped (in its window table, or in a Send by
+// rendezvous): the peer passes a segment before it names it, so the
+// message is waiting (or the watcher has just taken it). The watcher alone would leave such
+// a copy to process_vm for as long as the Go scheduler does not run it,
+// which is up to a scheduler tick (about 10 ms) when the application polls
+// on the same processor. A message of another kind stays for the watcher.
+func (l *link) pullSegments() bool {
+	rc, err := l.conn.SyscallConn()
+	if err != nil {
+		return false
+	}
+	took, bad := false, false
+	rc.Control(func(fd uintptr) {
+		l.sockRx.Lock()
+		defer l.sockRx.Unlock()
+		var buf [16]byte
+		for {
+			if t, ok := peekMessageType(int(fd)); !ok || t != msgSegment {
+				return
+			}
+			msg, fds, err := recvMessage(int(fd), buf[:])
+			if err != nil || !l.takeSegment(msg, fds) {
+				bad = true
+				return
+			}
+			took = true
+		}
+	})
+	if bad {
+		l.shutdown(nd.ErrConnectionAborted, true)
+	}
+	return took
+}
+
 func (l *link) peerSegment(id uint32) []byte {
 	l.segMu.RLock()
 	defer l.segMu.RUnlock()
@@ -446,7 +482,11 @@ func (l *link) directCopy(wr *engine.WorkRequest) bool {
 		}
 		var mem []byte
 		if segID != 0 {
-			if seg := l.peerSegment(segID); seg != nil {
+			seg := l.peerSegment(segID)
+			if seg == nil && l.pullSegments() {
+				seg = l.peerSegment(segID)
+			}
+			if seg != nil {
 				size := uint64(len(seg))
 				if segOff <= size && off <= size-segOff && n <= size-segOff-off {
 					mem = seg[segOff+off : segOff+off+n]
