@@ -2,13 +2,21 @@
 # bench/compare.sh: godirect's nd perf beside UCX (ucx_perftest), libfabric
 # (fi_pingpong) and plain Go sockets, measured in one run on this machine,
 # server and client pinned to different cores. Prints one table with each
-# figure and its ratio to the best of UCX and libfabric on the same
-# transport, and writes it to bench/results.txt.
+# figure (the median of ROUNDS measurements) and its ratio to the best of
+# UCX and libfabric on the same transport, then the issue's targets, and
+# writes both to bench/results.txt.
 #
 #   sudo bench/compare.sh          (installs ucx-utils and libfabric-bin from Debian)
 #
-# Environment: LAT_ITERS (default 20000), BW_ITERS (default 2000 at 64 KiB,
-# a quarter of it at 1 MiB), OUT (default bench/results.txt).
+# The figures of one row (UCX, libfabric, plain Go and nd perf at one size)
+# are measured in turn, ROUNDS times over: a shared host that changes speed
+# during the run then moves every tool of a row alike, and the medians
+# compare like with like.
+#
+# Environment: ROUNDS (default 5), LAT_ITERS (default 20000), BW_ITERS
+# (default 20000 at 64 KiB, a tenth of it at 1 MiB: 1.3 and 2 GB, long
+# enough that a short stall of the host does not decide the figure), OUT
+# (default bench/results.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -18,6 +26,7 @@ command -v ucx_perftest >/dev/null || need+=(ucx-utils)
 command -v fi_pingpong >/dev/null || need+=(libfabric-bin)
 command -v taskset >/dev/null || need+=(util-linux)
 command -v python3 >/dev/null || need+=(python3)
+command -v ss >/dev/null || need+=(iproute2)
 if [ ${#need[@]} -gt 0 ]; then
 	apt-get update -qq && apt-get install -y -qq "${need[@]}" >/dev/null
 fi
@@ -29,23 +38,43 @@ go build -o "$work/gobaseline" ./bench/gobaseline
 ND=$work/nd
 GB=$work/gobaseline
 
+ROUNDS=${ROUNDS:-5}
 LAT_ITERS=${LAT_ITERS:-20000}
-BW_ITERS=${BW_ITERS:-2000}
+BW_ITERS=${BW_ITERS:-20000}
 OUT=${OUT:-$root/bench/results.txt}
 if [ "$(nproc)" -ge 2 ]; then S="taskset -c 0"; C="taskset -c 1"; else S=""; C=""; fi
 port=17100
 
-# pair SERVER-CMD CLIENT-CMD: runs the server in the background, the client
-# in the foreground (both bounded), prints the client's stdout.
+# ready PORT LOG: waits (at most 10 s) until the server listens: its TCP
+# port is open, or its log says "Listening" (nd perf over shm has no TCP
+# port).
+ready() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		if [ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ] || grep -q '^Listening' "$2" 2>/dev/null; then
+			return 0
+		fi
+		sleep 0.05
+	done
+	return 1
+}
+
+# pair SERVER-CMD CLIENT-CMD: runs the server in the background on $port,
+# then the client once the server listens (both bounded), and prints the
+# client's stdout. Callers parse it once the client is done: a parser
+# started beside the client takes the processor from the measurement (a
+# python3 behind a pyenv shim spawns several processes: 1 MiB send_bw
+# measured half its figure that way).
 pair() {
-	port=$((port + 1))
 	local srv=${1//@PORT@/$port} cli=${2//@PORT@/$port}
+	: >"$work/srv.log"
 	timeout 90 $S bash -c "$srv" >"$work/srv.log" 2>&1 &
 	local pid=$!
 	local out
-	if ! out=$(timeout 90 $C bash -c "$cli" 2>"$work/cli.err"); then
+	if ! ready "$port" "$work/srv.log" || ! out=$(timeout 90 $C bash -c "$cli" 2>"$work/cli.err"); then
 		echo "FAILED: $cli" >&2
 		cat "$work/cli.err" "$work/srv.log" >&2
+		kill $pid 2>/dev/null || true
 		wait $pid 2>/dev/null || true
 		echo "nan"
 		return
@@ -57,19 +86,19 @@ pair() {
 # ucx TLS TEST SIZE ITERS FIELD: a ucx_perftest figure; FIELD 2 is the
 # median latency (usec), 5 the average bandwidth (MB/s, 2^20).
 ucx() {
-	local tls=$1 test=$2 size=$3 iters=$4 field=$5
-	pair "UCX_TLS=$tls ucx_perftest -p @PORT@ -t $test -s $size -n $iters -f" \
-		"sleep 0.5; UCX_TLS=$tls ucx_perftest 127.0.0.1 -p @PORT@ -t $test -s $size -n $iters -f" |
-		awk -v f="$field" '$1 ~ /^[0-9]+$/ && NF >= 7 {v=$f} END {print (v=="" ? "nan" : v)}'
+	local tls=$1 test=$2 size=$3 iters=$4 field=$5 out
+	out=$(pair "UCX_TLS=$tls ucx_perftest -p @PORT@ -t $test -s $size -n $iters -f" \
+		"UCX_TLS=$tls ucx_perftest 127.0.0.1 -p @PORT@ -t $test -s $size -n $iters -f")
+	printf '%s\n' "$out" | awk -v f="$field" '$1 ~ /^[0-9]+$/ && NF >= 7 {v=$f} END {print (v=="" ? "nan" : v)}'
 }
 
 # fab PROVIDER EP SIZE ITERS FIELD: an fi_pingpong figure; FIELD 7 is
 # usec per transfer (a half round trip), 6 MB/sec (10^6).
 fab() {
-	local prov=$1 ep=$2 size=$3 iters=$4 field=$5
-	pair "fi_pingpong -p $prov -e $ep -B @PORT@ -S $size -I $iters" \
-		"sleep 0.5; fi_pingpong -p $prov -e $ep -P @PORT@ -S $size -I $iters 127.0.0.1" |
-		awk -v f="$field" '$1 ~ /^[0-9]+[kmg]?$/ && NF >= 8 {v=$f} END {print (v=="" ? "nan" : v)}'
+	local prov=$1 ep=$2 size=$3 iters=$4 field=$5 out
+	out=$(pair "fi_pingpong -p $prov -e $ep -B @PORT@ -S $size -I $iters" \
+		"fi_pingpong -p $prov -e $ep -P @PORT@ -S $size -I $iters 127.0.0.1")
+	printf '%s\n' "$out" | awk -v f="$field" '$1 ~ /^[0-9]+[kmg]?$/ && NF >= 8 {v=$f} END {print (v=="" ? "nan" : v)}'
 }
 
 # godir PROVIDER TEST SIZE ITERS [FLAGS...]: an nd perf figure: t_typical
@@ -78,112 +107,185 @@ fab() {
 godir() {
 	local prov=$1 test=$2 size=$3 iters=$4
 	shift 4
-	local flags="$*"
-	pair "$ND perf $test --server $flags -provider $prov -p @PORT@" \
-		"sleep 0.5; $ND perf $test $flags -provider $prov -s $size -n $iters --json 127.0.0.1:@PORT@" |
-		python3 -c 'import json,sys
-d=json.load(sys.stdin); r=d["results"][0]
-print(r.get("t_typical_usec", r.get("bw_average", "nan")))'
+	local flags="$*" out
+	out=$(pair "$ND perf $test --server $flags -provider $prov -p @PORT@" \
+		"$ND perf $test $flags -provider $prov -s $size -n $iters --json 127.0.0.1:@PORT@")
+	printf '%s\n' "$out" | python3 -c 'import json,sys
+try:
+    r=json.load(sys.stdin)["results"][0]
+    print(r.get("t_typical_usec", r.get("bw_average", "nan")))
+except Exception:
+    print("nan")'
 }
 
 gopp() { pair "$GB -server -port @PORT@" "$GB -pingpong -size $1 -iters $2 127.0.0.1:@PORT@"; }
 gost() { pair "$GB -server -port @PORT@" "$GB -stream -size $1 -iters $2 127.0.0.1:@PORT@"; }
 
-bw1m=$((BW_ITERS / 4))
+# row KEY=COMMAND...: measures every COMMAND of one row in turn, ROUNDS
+# times, and appends each figure to v[KEY] (space-separated).
 declare -A v
-echo "measuring (server on core 0, client on core 1) ..." >&2
+row() {
+	local r kv
+	for ((r = 1; r <= ROUNDS; r++)); do
+		for kv in "$@"; do
+			port=$((port + 1))
+			v[${kv%%=*}]+="$(eval "${kv#*=}") "
+		done
+	done
+}
+
+bw1m=$((BW_ITERS / 10))
+start=$(date +%s)
+echo "measuring: $ROUNDS rounds per row, server on core 0, client on core 1 ..." >&2
 for s in 8 4096; do
-	v[ucx_tcp_lat_$s]=$(ucx tcp tag_lat $s "$LAT_ITERS" 2)
-	v[fab_tcp_lat_$s]=$(fab tcp msg $s "$LAT_ITERS" 7)
-	v[go_tcp_lat_$s]=$(gopp $s "$LAT_ITERS")
-	v[nd_tcp_lat_$s]=$(godir tcp send_lat $s "$LAT_ITERS")
-	v[ndb_tcp_lat_$s]=$(godir tcp send_lat $s "$LAT_ITERS" -b)
-	v[ucx_shm_lat_$s]=$(ucx posix,cma,self tag_lat $s "$LAT_ITERS" 2)
-	v[ucxput_shm_lat_$s]=$(ucx posix,cma,self ucp_put_lat $s "$LAT_ITERS" 2)
-	v[fab_shm_lat_$s]=$(fab shm rdm $s "$LAT_ITERS" 7)
-	v[nd_shm_lat_$s]=$(godir shm send_lat $s "$LAT_ITERS")
-	v[ndb_shm_lat_$s]=$(godir shm send_lat $s "$LAT_ITERS" -b)
-	v[ndw_shm_lat_$s]=$(godir shm write_lat $s "$LAT_ITERS")
+	echo "  TCP latency, $s B" >&2
+	row "ucx_tcp_lat_$s=ucx tcp tag_lat $s $LAT_ITERS 2" \
+		"fab_tcp_lat_$s=fab tcp msg $s $LAT_ITERS 7" \
+		"go_tcp_lat_$s=gopp $s $LAT_ITERS" \
+		"nd_tcp_lat_$s=godir tcp send_lat $s $LAT_ITERS" \
+		"ndb_tcp_lat_$s=godir tcp send_lat $s $LAT_ITERS -b"
+	echo "  shared-memory latency, $s B" >&2
+	row "ucx_shm_lat_$s=ucx posix,cma,self tag_lat $s $LAT_ITERS 2" \
+		"ucxput_shm_lat_$s=ucx posix,cma,self ucp_put_lat $s $LAT_ITERS 2" \
+		"fab_shm_lat_$s=fab shm rdm $s $LAT_ITERS 7" \
+		"nd_shm_lat_$s=godir shm send_lat $s $LAT_ITERS" \
+		"ndb_shm_lat_$s=godir shm send_lat $s $LAT_ITERS -b" \
+		"ndw_shm_lat_$s=godir shm write_lat $s $LAT_ITERS"
 done
 for s in 65536 1048576; do
-	n=$BW_ITERS; [ $s = 1048576 ] && n=$bw1m
-	v[ucx_tcp_bw_$s]=$(ucx tcp tag_bw $s $n 5)
-	v[fab_tcp_bw_$s]=$(fab tcp msg $s $n 6)
-	v[go_tcp_bw_$s]=$(gost $s $n)
-	v[nd_tcp_bw_$s]=$(godir tcp send_bw $s $n)
-	v[ndb_tcp_bw_$s]=$(godir tcp send_bw $s $n -b)
-	v[ndw_tcp_bw_$s]=$(godir tcp write_bw $s $n)
-	v[ndwb_tcp_bw_$s]=$(godir tcp write_bw $s $n -b)
-	v[ucx_shm_bw_$s]=$(ucx posix,cma,self tag_bw $s $n 5)
-	v[ucxput_shm_bw_$s]=$(ucx posix,cma,self ucp_put_bw $s $n 5)
-	v[ucxget_shm_bw_$s]=$(ucx posix,cma,self ucp_get $s $n 5)
-	v[fab_shm_bw_$s]=$(fab shm rdm $s $n 6)
-	v[nd_shm_bw_$s]=$(godir shm send_bw $s $n)
-	v[ndb_shm_bw_$s]=$(godir shm send_bw $s $n -b)
-	v[ndw_shm_bw_$s]=$(godir shm write_bw $s $n)
-	v[ndwb_shm_bw_$s]=$(godir shm write_bw $s $n -b)
-	v[ndwh_shm_bw_$s]=$(godir shm write_bw $s $n -b -heap)
-	v[ndr_shm_bw_$s]=$(godir shm read_bw $s $n)
-	v[ndrb_shm_bw_$s]=$(godir shm read_bw $s $n -b)
+	n=$BW_ITERS
+	[ $s = 1048576 ] && n=$bw1m
+	echo "  TCP bandwidth, $s B" >&2
+	row "ucx_tcp_bw_$s=ucx tcp tag_bw $s $n 5" \
+		"fab_tcp_bw_$s=fab tcp msg $s $n 6" \
+		"go_tcp_bw_$s=gost $s $n" \
+		"nd_tcp_bw_$s=godir tcp send_bw $s $n" \
+		"ndb_tcp_bw_$s=godir tcp send_bw $s $n -b" \
+		"ndw_tcp_bw_$s=godir tcp write_bw $s $n" \
+		"ndwb_tcp_bw_$s=godir tcp write_bw $s $n -b"
+	echo "  shared-memory bandwidth, $s B" >&2
+	row "ucx_shm_bw_$s=ucx posix,cma,self tag_bw $s $n 5" \
+		"ucxput_shm_bw_$s=ucx posix,cma,self ucp_put_bw $s $n 5" \
+		"ucxget_shm_bw_$s=ucx posix,cma,self ucp_get $s $n 5" \
+		"fab_shm_bw_$s=fab shm rdm $s $n 6" \
+		"nd_shm_bw_$s=godir shm send_bw $s $n" \
+		"ndb_shm_bw_$s=godir shm send_bw $s $n -b" \
+		"ndw_shm_bw_$s=godir shm write_bw $s $n" \
+		"ndwb_shm_bw_$s=godir shm write_bw $s $n -b" \
+		"ndwh_shm_bw_$s=godir shm write_bw $s $n -b -heap" \
+		"ndr_shm_bw_$s=godir shm read_bw $s $n" \
+		"ndrb_shm_bw_$s=godir shm read_bw $s $n -b"
 done
+elapsed=$(($(date +%s) - start))
 
 export V="$(for k in "${!v[@]}"; do echo "$k=${v[$k]}"; done)"
-python3 - "$OUT" <<'PY'
-import os, sys, math
-v = dict(l.split("=", 1) for l in os.environ["V"].splitlines() if "=" in l)
-def num(k):
-    try:
-        x = float(v.get(k, "nan"))
-        return x
-    except ValueError:
-        return math.nan
+python3 - "$OUT" "$ROUNDS" "$elapsed" <<'PY'
+import os, sys, math, statistics
+rounds, elapsed = int(sys.argv[2]), int(sys.argv[3])
+raw = dict(l.split("=", 1) for l in os.environ["V"].splitlines() if "=" in l)
+def samples(k):
+    out = []
+    for w in raw.get(k, "").split():
+        try:
+            x = float(w)
+        except ValueError:
+            continue
+        if not math.isnan(x):
+            out.append(x)
+    return out
 MB = 1048576 / 1e9          # MB (2^20) per second in GB/s
-rows = []
-def lat(label, tr, size, peers, ours):
-    vals = [(n, num(k)) for n, k in peers + ours]
-    best = min([x for n, x in vals[:len(peers)] if not math.isnan(x)], default=math.nan)
-    rows.append((label, "us (lower is better)", vals, best, True, len(peers)))
-def bw(label, peers, ours, conv):
-    vals = [(n, num(k) * conv.get(k, MB)) for n, k in peers + ours]
-    best = max([x for n, x in vals[:len(peers)] if not math.isnan(x)], default=math.nan)
-    rows.append((label, "GB/s (higher is better)", vals, best, False, len(peers)))
-FAB = {}  # fi_pingpong reports MB/sec in 10^6 bytes
+FAB = {}                    # fi_pingpong reports MB/sec in 10^6 bytes
 for s in ("65536", "1048576"):
     FAB[f"fab_tcp_bw_{s}"] = FAB[f"fab_shm_bw_{s}"] = 1e6 / 1e9
+def conv(k):
+    return 1.0 if "_lat_" in k else FAB.get(k, MB)
+def med(k):
+    x = samples(k)
+    return statistics.median(x) * conv(k) if x else math.nan
+def spread(k):
+    x = samples(k)
+    if not x:
+        return "", 0
+    return f"{min(x) * conv(k):.2f}-{max(x) * conv(k):.2f}", len(x)
+rows = []
+def group(label, unit, lower, peers, ours):
+    vals = [(n, k, med(k)) for n, k in peers + ours]
+    pv = [x for n, k, x in vals[:len(peers)] if not math.isnan(x)]
+    best = (min(pv) if lower else max(pv)) if pv else math.nan
+    rows.append((label, unit, vals, best))
+LAT, BW = "us, lower is better", "GB/s, higher is better"
 for s in ("8", "4096"):
-    lat(f"TCP {s} B half round-trip",  "tcp", s,
-        [("UCX tag_lat", f"ucx_tcp_lat_{s}"), ("libfabric fi_pingpong tcp", f"fab_tcp_lat_{s}")],
-        [("plain Go sockets", f"go_tcp_lat_{s}"), ("godirect tcp send_lat", f"nd_tcp_lat_{s}"), ("godirect tcp send_lat -b", f"ndb_tcp_lat_{s}")])
+    group(f"TCP {s} B half round-trip", LAT, True,
+          [("UCX tag_lat", f"ucx_tcp_lat_{s}"), ("libfabric fi_pingpong tcp", f"fab_tcp_lat_{s}")],
+          [("plain Go sockets", f"go_tcp_lat_{s}"), ("godirect tcp send_lat", f"nd_tcp_lat_{s}"),
+           ("godirect tcp send_lat -b", f"ndb_tcp_lat_{s}")])
 for s, name in (("65536", "64 KiB"), ("1048576", "1 MiB")):
-    bw(f"TCP bandwidth {name}",
-       [("UCX tag_bw", f"ucx_tcp_bw_{s}"), ("libfabric fi_pingpong tcp", f"fab_tcp_bw_{s}")],
-       [("plain Go stream", f"go_tcp_bw_{s}"), ("godirect tcp send_bw", f"nd_tcp_bw_{s}"), ("godirect tcp send_bw -b", f"ndb_tcp_bw_{s}"),
-        ("godirect tcp write_bw", f"ndw_tcp_bw_{s}"), ("godirect tcp write_bw -b", f"ndwb_tcp_bw_{s}")], FAB)
+    group(f"TCP bandwidth {name}", BW, False,
+          [("UCX tag_bw", f"ucx_tcp_bw_{s}"), ("libfabric fi_pingpong tcp", f"fab_tcp_bw_{s}")],
+          [("plain Go stream", f"go_tcp_bw_{s}"), ("godirect tcp send_bw", f"nd_tcp_bw_{s}"),
+           ("godirect tcp send_bw -b", f"ndb_tcp_bw_{s}"), ("godirect tcp write_bw", f"ndw_tcp_bw_{s}"),
+           ("godirect tcp write_bw -b", f"ndwb_tcp_bw_{s}")])
 for s in ("8", "4096"):
-    lat(f"shared memory {s} B half round-trip", "shm", s,
-        [("UCX tag_lat", f"ucx_shm_lat_{s}"), ("UCX ucp_put_lat", f"ucxput_shm_lat_{s}"), ("libfabric fi_pingpong shm", f"fab_shm_lat_{s}")],
-        [("godirect shm send_lat", f"nd_shm_lat_{s}"), ("godirect shm send_lat -b", f"ndb_shm_lat_{s}"), ("godirect shm write_lat", f"ndw_shm_lat_{s}")])
+    group(f"shared memory {s} B half round-trip", LAT, True,
+          [("UCX tag_lat", f"ucx_shm_lat_{s}"), ("UCX ucp_put_lat", f"ucxput_shm_lat_{s}"),
+           ("libfabric fi_pingpong shm", f"fab_shm_lat_{s}")],
+          [("godirect shm send_lat", f"nd_shm_lat_{s}"), ("godirect shm send_lat -b", f"ndb_shm_lat_{s}"),
+           ("godirect shm write_lat", f"ndw_shm_lat_{s}")])
 for s, name in (("65536", "64 KiB"), ("1048576", "1 MiB")):
-    bw(f"shared memory bandwidth {name}",
-       [("UCX tag_bw", f"ucx_shm_bw_{s}"), ("UCX ucp_put_bw", f"ucxput_shm_bw_{s}"), ("UCX ucp_get", f"ucxget_shm_bw_{s}"), ("libfabric fi_pingpong shm", f"fab_shm_bw_{s}")],
-       [("godirect shm send_bw", f"nd_shm_bw_{s}"), ("godirect shm send_bw -b", f"ndb_shm_bw_{s}"),
-        ("godirect shm write_bw", f"ndw_shm_bw_{s}"), ("godirect shm write_bw -b", f"ndwb_shm_bw_{s}"), ("godirect shm write_bw -b -heap", f"ndwh_shm_bw_{s}"),
-        ("godirect shm read_bw", f"ndr_shm_bw_{s}"), ("godirect shm read_bw -b", f"ndrb_shm_bw_{s}")], FAB)
+    group(f"shared memory bandwidth {name}", BW, False,
+          [("UCX tag_bw", f"ucx_shm_bw_{s}"), ("UCX ucp_put_bw", f"ucxput_shm_bw_{s}"),
+           ("UCX ucp_get", f"ucxget_shm_bw_{s}"), ("libfabric fi_pingpong shm", f"fab_shm_bw_{s}")],
+          [("godirect shm send_bw", f"nd_shm_bw_{s}"), ("godirect shm send_bw -b", f"ndb_shm_bw_{s}"),
+           ("godirect shm write_bw", f"ndw_shm_bw_{s}"), ("godirect shm write_bw -b", f"ndwb_shm_bw_{s}"),
+           ("godirect shm write_bw -b -heap", f"ndwh_shm_bw_{s}"), ("godirect shm read_bw", f"ndr_shm_bw_{s}"),
+           ("godirect shm read_bw -b", f"ndrb_shm_bw_{s}")])
+
+# The issue's targets: ours (nd perf's defaults: polling, AllocateMemory
+# over shm) against the figure each one names.
+targets = []
+def target(what, ours, peers, limit, lower):
+    o = med(ours)
+    pv = [med(k) for k in peers if not math.isnan(med(k))]
+    p = (min(pv) if lower else max(pv)) if pv else math.nan
+    r = o / p if p and not math.isnan(o) and not math.isnan(p) else math.nan
+    ok = (r <= limit) if lower else (r >= limit)
+    verdict = "n/a" if math.isnan(r) else ("met" if ok else "MISSED")
+    bound = f"{'<=' if lower else '>='} {limit:.1f}x"
+    targets.append((what, r, bound, verdict))
+target("TCP 8 B latency vs best peer", "nd_tcp_lat_8", ["ucx_tcp_lat_8", "fab_tcp_lat_8"], 1.1, True)
+target("TCP 64 KiB bandwidth vs best peer", "nd_tcp_bw_65536", ["ucx_tcp_bw_65536", "fab_tcp_bw_65536"], 1.0, False)
+target("TCP 1 MiB bandwidth vs best peer", "nd_tcp_bw_1048576", ["ucx_tcp_bw_1048576", "fab_tcp_bw_1048576"], 1.0, False)
+target("shm 8 B send_lat vs UCX tag_lat", "nd_shm_lat_8", ["ucx_shm_lat_8"], 1.5, True)
+target("shm 8 B write_lat vs UCX put_lat", "ndw_shm_lat_8", ["ucxput_shm_lat_8"], 1.5, True)
+target("shm 1 MiB write_bw vs UCX put_bw", "ndw_shm_bw_1048576", ["ucxput_shm_bw_1048576"], 0.8, False)
+target("shm 1 MiB read_bw vs UCX get", "ndr_shm_bw_1048576", ["ucxget_shm_bw_1048576"], 0.8, False)
+target("shm 1 MiB send_bw vs UCX tag_bw", "nd_shm_bw_1048576", ["ucx_shm_bw_1048576"], 1.0, False)
+
 out = []
 out.append("godirect beside UCX, libfabric and plain Go, measured in one run (bench/compare.sh)")
-out.append(f"host: {os.uname().nodename}, {os.cpu_count()} cores; server on core 0, client on core 1")
+out.append(f"host: {os.uname().nodename}, {os.cpu_count()} cores; server on core 0, client on core 1; {elapsed} s")
+out.append(f"each figure: the median of {rounds} rounds; the tools of a row take turns in every round;")
+out.append("range: the lowest and highest of the rounds")
 out.append("nd perf polls its completion queue (its default, as perftest) unless the row says -b (it blocks in Notify);")
 out.append("over shm its windows are shm.AllocateMemory's memory unless the row says -heap (Go heap memory)")
 out.append("warm-up before measuring: ucx_perftest's default (-w 10000), nd perf's default (-w: up to 10000 round trips, 256 MiB of messages)")
 out.append("ratio: the figure over the best of UCX and libfabric on the same transport")
 out.append("")
-out.append(f"{'figure':38} {'tool':30} {'value':>10} {'ratio':>7}")
-for label, unit, vals, best, lower, npeers in rows:
+out.append(f"{'figure':38} {'tool':30} {'value':>8} {'ratio':>6}  range")
+for label, unit, vals, best in rows:
     out.append(f"{label} [{unit}]")
-    for i, (n, x) in enumerate(vals):
+    for n, k, x in vals:
         r = "" if math.isnan(x) or math.isnan(best) or best == 0 else f"{x / best:.2f}"
-        val = "n/a" if math.isnan(x) else (f"{x:.2f}")
-        out.append(f"{'':38} {n:30} {val:>10} {r:>7}")
+        val = "n/a" if math.isnan(x) else f"{x:.2f}"
+        rng, cnt = spread(k)
+        if cnt and cnt < rounds:
+            rng += f" ({rounds - cnt} failed)"
+        out.append(f"{'':38} {n:30} {val:>8} {r:>6}  {rng}")
+out.append("")
+out.append("targets (godirect's defaults against the figure each target names, medians)")
+for what, r, bound, verdict in targets:
+    rs = "n/a" if math.isnan(r) else f"{r:.2f}x"
+    out.append(f"  {what:38} {rs:>7}  target {bound:8} {verdict}")
 text = "\n".join(out) + "\n"
 print(text, end="")
 open(sys.argv[1], "w").write(text)
