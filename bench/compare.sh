@@ -284,7 +284,7 @@ for label, unit, vals, best in rows:
 out.append("")
 out.append("targets (godirect's defaults against the figure each target names, medians)")
 for what, r, bound, verdict in targets:
-    rs = "n/a" if math.isnan(r) else f"{r:.2f}x"
+    rs = "n/a" if math.isnan(r) else f"{r:.3f}x"
     out.append(f"  {what:38} {rs:>7}  target {bound:8} {verdict}")
 text = "\n".join(out) + "\n"
 print(text, end="")

@@ -2,6 +2,39 @@ package engine
 
 import "github.com/godirect/nd"
 
+// Copy is the built-in copy for the data path: copies of 1 MiB to 8 MiB
+// go in 512 KiB pieces. From 1 MiB on, Go's memmove (amd64) writes with
+// non-temporal stores, which go around the cache to memory; up to a few
+// MiB source and destination still fit in the cache, and the pieces, each
+// below that threshold, keep to it. On the 2-core test host,
+// BenchmarkCopy at 1 MiB: 40.5 against 33.6 GB/s; nd perf write_bw over
+// shm at 1 MiB: 33.0 to 38.9 GB/s. At 16 MiB the pieces were slower
+// (hence the upper bound). The pieces go front to back, so the last byte
+// is still stored last (in-order placement).
+//
+// provider/shm's direct RDMA Read, a copy from the target's memory into
+// the initiator's, keeps the built-in copy: there the pieces measured
+// slower (nd perf read_bw over shm at 1 MiB: 52.9 against 39.8 GB/s; the
+// non-temporal stores leave the source in this core's cache, while the
+// target's core holds it too).
+func Copy(dst, src []byte) int {
+	n := min(len(dst), len(src))
+	if n < copyPieceFrom || n > copyPieceTo {
+		return copy(dst, src)
+	}
+	for off := 0; off < n; off += copyPiece {
+		end := min(off+copyPiece, n)
+		copy(dst[off:end], src[off:end])
+	}
+	return n
+}
+
+const (
+	copyPiece     = 512 << 10
+	copyPieceFrom = 1 << 20
+	copyPieceTo   = 8 << 20
+)
+
 // Gather copies the bytes of sgl, in order, into dst, which must be at
 // least as long as their total, and returns the count. The last byte of the
 // whole copy is stored last, so that a peer polling it sees the rest in place
@@ -9,7 +42,7 @@ import "github.com/godirect/nd"
 func Gather(dst []byte, sgl []nd.SGE) int {
 	n := 0
 	for i := range sgl {
-		n += copy(dst[n:], sgl[i].Buffer)
+		n += Copy(dst[n:], sgl[i].Buffer)
 	}
 	return n
 }
@@ -30,7 +63,7 @@ func GatherInOrder(dst []byte, sgl []nd.SGE) int {
 		if n+len(b) == total {
 			b = b[:len(b)-1]
 		}
-		n += copy(dst[n:], b)
+		n += Copy(dst[n:], b)
 		if n == total-1 {
 			break
 		}
@@ -51,7 +84,7 @@ func Scatter(sgl []nd.SGE, src []byte) int {
 		if n == len(src) {
 			break
 		}
-		n += copy(sgl[i].Buffer, src[n:])
+		n += Copy(sgl[i].Buffer, src[n:])
 	}
 	return n
 }
@@ -63,7 +96,7 @@ func Transfer(dst, src []nd.SGE) int {
 	for i := range src {
 		b := src[i].Buffer
 		for len(b) > 0 && di < len(dst) {
-			c := copy(dst[di].Buffer[doff:], b)
+			c := Copy(dst[di].Buffer[doff:], b)
 			b, doff, n = b[c:], doff+c, n+c
 			if doff == len(dst[di].Buffer) {
 				di, doff = di+1, 0

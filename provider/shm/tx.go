@@ -368,7 +368,7 @@ func gatherAt(dst []byte, sgl []nd.SGE, off int) {
 			off -= len(b)
 			continue
 		}
-		n := copy(dst, b[off:])
+		n := engine.Copy(dst, b[off:])
 		dst, off = dst[n:], 0
 	}
 }
@@ -384,7 +384,7 @@ func scatterAt(sgl []nd.SGE, off int, src []byte) {
 			off -= len(b)
 			continue
 		}
-		n := copy(b[off:], src)
+		n := engine.Copy(b[off:], src)
 		src, off = src[n:], 0
 	}
 }

@@ -506,7 +506,10 @@ func (l *link) directCopy(wr *engine.WorkRequest) bool {
 				ok = true
 				l.segOps.Add(1)
 			case mem != nil:
-				scatterAt(wr.SGL, 0, mem)
+				// The built-in copy, not engine.Copy: see there.
+				for i := range wr.SGL {
+					mem = mem[copy(wr.SGL[i].Buffer, mem):]
+				}
 				ok = true
 				l.segOps.Add(1)
 			default:
