@@ -165,6 +165,14 @@ func (l *link) rxStep(rs *readerState, poll bool) (bool, error) {
 				return handled, err
 			}
 			handled = true
+			if l.br.Buffered() == 0 {
+				// Nothing more is buffered: return what this step
+				// completed now rather than after another read of the
+				// socket, which would come up empty while the peer
+				// waits for the answer (a system call, a microsecond
+				// or more, on the round trip).
+				return handled, nil
+			}
 			continue
 		}
 		// Take what the socket holds, without waiting.
