@@ -156,9 +156,11 @@ type sentEntry struct {
 	msn uint32 // Sends: the message's MSN
 }
 
-// rxBufferSize is the reader's buffer: headers and small payloads come
-// through it, payloads at least this long are read straight into place.
-const rxBufferSize = 4 << 10
+// rxBufferSize is the reader's buffer: headers and the FPDUs that fit in
+// it come through it; the payloads of longer ones are read straight into
+// place. 16 KiB holds a 4 KiB Send whole (one read); 4 KiB made it two, or
+// a hand-over to the reader goroutine (docs/tcp-transport.md).
+const rxBufferSize = 16 << 10
 
 func newLink(t *transport, c *net.TCPConn, active bool) *link {
 	l := &link{t: t, conn: c, active: active, wake: make(chan struct{}, 1), rxKick: make(chan struct{}, 1)}
