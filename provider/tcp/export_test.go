@@ -1,5 +1,15 @@
 package tcp
 
+import "time"
+
 // PartialInlineWrites returns how many inline sends so far the socket took
 // only in part, leaving the rest to the writer.
 func PartialInlineWrites() uint64 { return partialInlineWrites.Load() }
+
+// SetDeferLimit sets how long a held-back response waits at most, until
+// the test ends.
+func SetDeferLimit(t interface{ Cleanup(func()) }, d time.Duration) {
+	old := deferLimit
+	deferLimit = d
+	t.Cleanup(func() { deferLimit = old })
+}

@@ -74,7 +74,11 @@ type link struct {
 	wst        writerState
 	txBatch    []job
 	tail       []byte
-	txDeferred atomic.Bool
+	txDeferred atomic.Bool // written under the transport's heldMu
+	// heldPolls: the poll count when the held-back response was queued
+	// (transport's heldMu); the link is in the transport's held list
+	// while txDeferred is set.
+	heldPolls uint64
 	deferArmed atomic.Bool // deferTimer runs
 	deferTimer *time.Timer // ends a deferral that nothing else ended
 	sock       rawWriter
@@ -324,6 +328,7 @@ func (l *link) shutdown(status nd.Status, term *iwarp.Terminate, notify bool) {
 	l.deferTimer.Stop()
 	l.silentTimer.Stop()
 	l.mu.Unlock()
+	l.takeDeferred() // out of the transport's list; the writer ends
 	if writer {
 		// The writer sends the Terminate and closes the socket; a peer
 		// that does not read cannot hold it for long, nor one that never

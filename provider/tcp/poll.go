@@ -19,6 +19,9 @@ var _ engine.Poller = (*link)(nil)
 // link ended.
 func (l *link) Poll() bool {
 	l.polls.Add(1)
+	if l.t.heldCount.Load() != 0 {
+		l.t.releaseHeld(l)
+	}
 	if l.appWaits.Load() {
 		l.appWaits.Store(false)
 	}
@@ -57,12 +60,64 @@ func (l *link) Watch() {
 // deferTx holds back a queued response to a zero-length Read (the reader
 // calls it), so that it leaves with the application's answer to what came
 // with it: the next send takes it along. If none comes first, it leaves at
-// the next poll that finds nothing new, when the reader goroutine falls
-// idle, or at the latest deferLimit later.
+// the next poll of the link that finds nothing new, at a poll of another
+// link of the provider while this one is not polled (the application
+// waits on something else), when the reader goroutine falls idle, or at
+// the latest deferLimit later.
 func (l *link) deferTx() {
-	l.txDeferred.Store(true)
+	t := l.t
+	t.heldMu.Lock()
+	l.heldPolls = l.polls.Load()
+	if !l.txDeferred.Swap(true) {
+		t.held = append(t.held, l)
+		t.heldCount.Store(int32(len(t.held)))
+	}
+	t.heldMu.Unlock()
 	if !l.deferArmed.Load() && l.deferArmed.CompareAndSwap(false, true) {
 		l.deferTimer.Reset(deferLimit)
+	}
+}
+
+// takeDeferred ends the holding back of a response, if any: it reports
+// whether a response was held (the caller sends it).
+func (l *link) takeDeferred() bool {
+	if !l.txDeferred.Load() {
+		return false
+	}
+	t := l.t
+	t.heldMu.Lock()
+	held := l.txDeferred.Swap(false)
+	if held {
+		for i, h := range t.held {
+			if h == l {
+				t.held = append(t.held[:i], t.held[i+1:]...)
+				break
+			}
+		}
+		t.heldCount.Store(int32(len(t.held)))
+	}
+	t.heldMu.Unlock()
+	return held
+}
+
+// releaseHeld sends the responses that links other than polled hold back
+// while the application does not poll them: it polls polled instead, so
+// the answer those responses wait for is not coming soon, and a timer
+// (deferLimit) may not fire for a long while when polls keep the only
+// processor busy. A link that is polled itself sends its response at its
+// first poll that finds nothing new.
+func (t *transport) releaseHeld(polled *link) {
+	t.heldMu.Lock()
+	var idle *link
+	for _, h := range t.held {
+		if h != polled && h.polls.Load() == h.heldPolls {
+			idle = h
+			break
+		}
+	}
+	t.heldMu.Unlock()
+	if idle != nil {
+		idle.flushDeferred()
 	}
 }
 
@@ -70,7 +125,7 @@ func (l *link) deferTx() {
 // peer's request waits for it. An application that answers does so within
 // microseconds; one that polls another endpoint meanwhile must not hold
 // the peer for long.
-const deferLimit = 20 * time.Microsecond
+var deferLimit = 20 * time.Microsecond // a variable for tests
 
 // deferExpired runs deferLimit after deferTx armed the timer.
 func (l *link) deferExpired() {
@@ -80,7 +135,7 @@ func (l *link) deferExpired() {
 
 // flushDeferred sends a held-back response now (inline, or by the writer).
 func (l *link) flushDeferred() {
-	if l.txDeferred.Load() && l.txDeferred.Swap(false) && !l.sendInline() {
+	if l.takeDeferred() && !l.sendInline() {
 		l.ring()
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/godirect/nd"
@@ -20,6 +21,13 @@ type transport struct {
 
 	mu        sync.Mutex
 	listeners map[netip.AddrPort]*portListener
+
+	// The links holding back a response for their application's answer
+	// (deferTx); heldCount is len(held), read without heldMu by every
+	// poll.
+	heldMu    sync.Mutex
+	held      []*link
+	heldCount atomic.Int32
 }
 
 func newTransport(p *Provider) *transport {

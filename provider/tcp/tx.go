@@ -305,7 +305,7 @@ func (l *link) transmitLocked(inline bool) bool {
 	batch := l.jobs
 	l.jobs, l.txBatch = l.txBatch[:0], batch
 	l.mu.Unlock()
-	l.txDeferred.Store(false) // a held-back response goes in this batch
+	l.takeDeferred() // a held-back response goes in this batch
 	raceAcquire()
 	s.inline = inline
 	err := l.sendJobs(s, &l.wst, batch)
