@@ -19,8 +19,8 @@ var _ engine.Poller = (*link)(nil)
 // link ended.
 func (l *link) Poll() bool {
 	l.polls.Add(1)
-	if l.t.heldCount.Load() != 0 {
-		l.t.releaseHeld(l)
+	if n := l.t.heldCount.Load(); n > 1 || n == 1 && !l.txDeferred.Load() {
+		l.t.releaseHeld(l) // another link holds a response
 	}
 	if l.appWaits.Load() {
 		l.appWaits.Store(false)
