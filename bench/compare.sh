@@ -102,8 +102,9 @@ fab() {
 }
 
 # godir PROVIDER TEST SIZE ITERS [FLAGS...]: an nd perf figure: t_typical
-# (usec) for latency tests, bw_average (MB/s, 2^20) for bandwidth tests.
-# FLAGS (-b, -heap) go to both sides; without -b both poll.
+# (usec) for latency tests, bw_average (MB/s, 2^20) for bandwidth tests,
+# then the client's CPU time per operation (usec; a round trip for the
+# latency tests). FLAGS (-b, -heap) go to both sides; without -b both poll.
 godir() {
 	local prov=$1 test=$2 size=$3 iters=$4
 	shift 4
@@ -113,23 +114,26 @@ godir() {
 	printf '%s\n' "$out" | python3 -c 'import json,sys
 try:
     r=json.load(sys.stdin)["results"][0]
-    print(r.get("t_typical_usec", r.get("bw_average", "nan")))
+    print(r.get("t_typical_usec", r.get("bw_average", "nan")), r.get("client_cpu_usec_per_op", "nan"))
 except Exception:
-    print("nan")'
+    print("nan nan")'
 }
 
 gopp() { pair "$GB -server -port @PORT@" "$GB -pingpong -size $1 -iters $2 127.0.0.1:@PORT@"; }
 gost() { pair "$GB -server -port @PORT@" "$GB -stream -size $1 -iters $2 127.0.0.1:@PORT@"; }
 
 # row KEY=COMMAND...: measures every COMMAND of one row in turn, ROUNDS
-# times, and appends each figure to v[KEY] (space-separated).
+# times, and appends each figure to v[KEY] (space-separated), and a second
+# word of its output (nd perf's CPU time per operation) to v[KEY_cpu].
 declare -A v
 row() {
-	local r kv
+	local r kv out
 	for ((r = 1; r <= ROUNDS; r++)); do
 		for kv in "$@"; do
 			port=$((port + 1))
-			v[${kv%%=*}]+="$(eval "${kv#*=}") "
+			out=($(eval "${kv#*=}"))
+			v[${kv%%=*}]+="${out[0]:-nan} "
+			[ ${#out[@]} -gt 1 ] && v[${kv%%=*}_cpu]+="${out[1]} "
 		done
 	done
 }
@@ -270,8 +274,10 @@ out.append("nd perf polls its completion queue (its default, as perftest) unless
 out.append("over shm its windows are shm.AllocateMemory's memory unless the row says -heap (Go heap memory)")
 out.append("warm-up before measuring: ucx_perftest's default (-w 10000), nd perf's default (-w: up to 10000 round trips, 256 MiB of messages)")
 out.append("ratio: the figure over the best of UCX and libfabric on the same transport")
+out.append("cpu: nd perf's client CPU time per operation (user + system, usec; a round trip for the latency")
+out.append("     tests); it spins while it polls, so with polling it is close to the wall time")
 out.append("")
-out.append(f"{'figure':38} {'tool':30} {'value':>8} {'ratio':>6}  range")
+out.append(f"{'figure':38} {'tool':30} {'value':>8} {'ratio':>6} {'cpu':>7}  range")
 for label, unit, vals, best in rows:
     out.append(f"{label} [{unit}]")
     for n, k, x in vals:
@@ -280,7 +286,9 @@ for label, unit, vals, best in rows:
         rng, cnt = spread(k)
         if cnt and cnt < rounds:
             rng += f" ({rounds - cnt} failed)"
-        out.append(f"{'':38} {n:30} {val:>8} {r:>6}  {rng}")
+        cs = samples(k + "_cpu")
+        cpu = f"{statistics.median(cs):.2f}" if cs else ""
+        out.append(f"{'':38} {n:30} {val:>8} {r:>6} {cpu:>7}  {rng}")
 out.append("")
 out.append("targets (godirect's defaults against the figure each target names, medians)")
 for what, r, bound, verdict in targets:

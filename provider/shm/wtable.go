@@ -374,10 +374,11 @@ func (l *link) unmapPeerSegments() {
 // blocking, and reports whether it took any. A side calls it when the peer
 // names a segment it has not mapped (in its window table, or in a Send by
 // rendezvous): the peer passes a segment before it names it, so the
-// message is waiting (or the watcher has just taken it). The watcher alone would leave such
-// a copy to process_vm for as long as the Go scheduler does not run it,
-// which is up to a scheduler tick (about 10 ms) when the application polls
-// on the same processor. A message of another kind stays for the watcher.
+// message is waiting (or the watcher has just taken it). The watcher alone
+// would leave such a copy to process_vm for as long as the Go scheduler
+// does not run it, which is up to a scheduler tick (about 10 ms) when the
+// application polls on the same processor. A message of another kind stays
+// for the watcher.
 func (l *link) pullSegments() bool {
 	rc, err := l.conn.SyscallConn()
 	if err != nil {

@@ -78,7 +78,7 @@ type link struct {
 	// heldPolls: the poll count when the held-back response was queued
 	// (transport's heldMu); the link is in the transport's held list
 	// while txDeferred is set.
-	heldPolls uint64
+	heldPolls  uint64
 	deferArmed atomic.Bool // deferTimer runs
 	deferTimer *time.Timer // ends a deferral that nothing else ended
 	sock       rawWriter
