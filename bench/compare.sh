@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# bench/compare.sh: godirect's nd perf beside UCX (ucx_perftest), libfabric
-# (fi_pingpong) and plain Go sockets, measured in one run on this machine,
-# server and client pinned to different cores. Prints one table with each
+# bench/compare.sh: godirect's nd perf beside UCX (ucx_perftest: tag
+# matching, and put/get, over TCP and over shared memory), libfabric
+# (fi_pingpong, tcp and shm providers) and plain Go sockets, measured in one
+# run on this machine, server and client pinned to different cores. Prints one table with each
 # figure (the median of ROUNDS measurements) and its ratio to the best of
 # UCX and libfabric on the same transport, then the targets, and
 # writes both to bench/results.txt.
@@ -83,12 +84,13 @@ pair() {
 	printf '%s\n' "$out"
 }
 
-# ucx TLS TEST SIZE ITERS FIELD: a ucx_perftest figure; FIELD 2 is the
-# median latency (usec), 5 the average bandwidth (MB/s, 2^20).
+# ucx TLS TEST SIZE ITERS FIELD [WARMUP]: a ucx_perftest figure; FIELD 2
+# is the median latency (usec), 5 the average bandwidth (MB/s, 2^20);
+# WARMUP iterations (default ucx_perftest's own, 10000).
 ucx() {
-	local tls=$1 test=$2 size=$3 iters=$4 field=$5 out
-	out=$(pair "UCX_TLS=$tls ucx_perftest -p @PORT@ -t $test -s $size -n $iters -f" \
-		"UCX_TLS=$tls ucx_perftest 127.0.0.1 -p @PORT@ -t $test -s $size -n $iters -f")
+	local tls=$1 test=$2 size=$3 iters=$4 field=$5 warm=${6:+-w $6} out
+	out=$(pair "UCX_TLS=$tls ucx_perftest -p @PORT@ -t $test -s $size -n $iters $warm -f" \
+		"UCX_TLS=$tls ucx_perftest 127.0.0.1 -p @PORT@ -t $test -s $size -n $iters $warm -f")
 	printf '%s\n' "$out" | awk -v f="$field" '$1 ~ /^[0-9]+$/ && NF >= 7 {v=$f} END {print (v=="" ? "nan" : v)}'
 }
 
@@ -143,11 +145,14 @@ start=$(date +%s)
 echo "measuring: $ROUNDS rounds per row, server on core 0, client on core 1 ..." >&2
 for s in 8 4096; do
 	echo "  TCP latency, $s B" >&2
+	# UCX's put over TCP is emulated (about 15 us here): fewer iterations.
 	row "ucx_tcp_lat_$s=ucx tcp tag_lat $s $LAT_ITERS 2" \
+		"ucxput_tcp_lat_$s=ucx tcp ucp_put_lat $s $((LAT_ITERS / 10)) 2 1000" \
 		"fab_tcp_lat_$s=fab tcp msg $s $LAT_ITERS 7" \
 		"go_tcp_lat_$s=gopp $s $LAT_ITERS" \
 		"nd_tcp_lat_$s=godir tcp send_lat $s $LAT_ITERS" \
-		"ndb_tcp_lat_$s=godir tcp send_lat $s $LAT_ITERS -b"
+		"ndb_tcp_lat_$s=godir tcp send_lat $s $LAT_ITERS -b" \
+		"ndw_tcp_lat_$s=godir tcp write_lat $s $LAT_ITERS"
 	echo "  shared-memory latency, $s B" >&2
 	row "ucx_shm_lat_$s=ucx posix,cma,self tag_lat $s $LAT_ITERS 2" \
 		"ucxput_shm_lat_$s=ucx posix,cma,self ucp_put_lat $s $LAT_ITERS 2" \
@@ -160,13 +165,18 @@ for s in 65536 1048576; do
 	n=$BW_ITERS
 	[ $s = 1048576 ] && n=$bw1m
 	echo "  TCP bandwidth, $s B" >&2
+	# UCX's put and get over TCP are emulated (about 0.5 GB/s here, a get
+	# of 8 B takes a millisecond): a tenth of the iterations, 100 warm-up.
 	row "ucx_tcp_bw_$s=ucx tcp tag_bw $s $n 5" \
+		"ucxput_tcp_bw_$s=ucx tcp ucp_put_bw $s $((n / 10)) 5 100" \
+		"ucxget_tcp_bw_$s=ucx tcp ucp_get $s $((n / 10)) 5 100" \
 		"fab_tcp_bw_$s=fab tcp msg $s $n 6" \
 		"go_tcp_bw_$s=gost $s $n" \
 		"nd_tcp_bw_$s=godir tcp send_bw $s $n" \
 		"ndb_tcp_bw_$s=godir tcp send_bw $s $n -b" \
 		"ndw_tcp_bw_$s=godir tcp write_bw $s $n" \
-		"ndwb_tcp_bw_$s=godir tcp write_bw $s $n -b"
+		"ndwb_tcp_bw_$s=godir tcp write_bw $s $n -b" \
+		"ndr_tcp_bw_$s=godir tcp read_bw $s $n"
 	echo "  shared-memory bandwidth, $s B" >&2
 	row "ucx_shm_bw_$s=ucx posix,cma,self tag_bw $s $n 5" \
 		"ucxput_shm_bw_$s=ucx posix,cma,self ucp_put_bw $s $n 5" \
@@ -220,15 +230,17 @@ def group(label, unit, lower, peers, ours):
 LAT, BW = "us, lower is better", "GB/s, higher is better"
 for s in ("8", "4096"):
     group(f"TCP {s} B half round-trip", LAT, True,
-          [("UCX tag_lat", f"ucx_tcp_lat_{s}"), ("libfabric fi_pingpong tcp", f"fab_tcp_lat_{s}")],
+          [("UCX tag_lat", f"ucx_tcp_lat_{s}"), ("UCX ucp_put_lat", f"ucxput_tcp_lat_{s}"),
+           ("libfabric fi_pingpong tcp", f"fab_tcp_lat_{s}")],
           [("plain Go sockets", f"go_tcp_lat_{s}"), ("godirect tcp send_lat", f"nd_tcp_lat_{s}"),
-           ("godirect tcp send_lat -b", f"ndb_tcp_lat_{s}")])
+           ("godirect tcp send_lat -b", f"ndb_tcp_lat_{s}"), ("godirect tcp write_lat", f"ndw_tcp_lat_{s}")])
 for s, name in (("65536", "64 KiB"), ("1048576", "1 MiB")):
     group(f"TCP bandwidth {name}", BW, False,
-          [("UCX tag_bw", f"ucx_tcp_bw_{s}"), ("libfabric fi_pingpong tcp", f"fab_tcp_bw_{s}")],
+          [("UCX tag_bw", f"ucx_tcp_bw_{s}"), ("UCX ucp_put_bw", f"ucxput_tcp_bw_{s}"),
+           ("UCX ucp_get", f"ucxget_tcp_bw_{s}"), ("libfabric fi_pingpong tcp", f"fab_tcp_bw_{s}")],
           [("plain Go stream", f"go_tcp_bw_{s}"), ("godirect tcp send_bw", f"nd_tcp_bw_{s}"),
            ("godirect tcp send_bw -b", f"ndb_tcp_bw_{s}"), ("godirect tcp write_bw", f"ndw_tcp_bw_{s}"),
-           ("godirect tcp write_bw -b", f"ndwb_tcp_bw_{s}")])
+           ("godirect tcp write_bw -b", f"ndwb_tcp_bw_{s}"), ("godirect tcp read_bw", f"ndr_tcp_bw_{s}")])
 for s in ("8", "4096"):
     group(f"shared memory {s} B half round-trip", LAT, True,
           [("UCX tag_lat", f"ucx_shm_lat_{s}"), ("UCX ucp_put_lat", f"ucxput_shm_lat_{s}"),
@@ -256,9 +268,11 @@ def target(what, ours, peers, limit, lower):
     verdict = "n/a" if math.isnan(r) else ("met" if ok else "MISSED")
     bound = f"{'<=' if lower else '>='} {limit:.1f}x"
     targets.append((what, r, bound, verdict))
-target("TCP 8 B latency vs best peer", "nd_tcp_lat_8", ["ucx_tcp_lat_8", "fab_tcp_lat_8"], 1.1, True)
-target("TCP 64 KiB bandwidth vs best peer", "nd_tcp_bw_65536", ["ucx_tcp_bw_65536", "fab_tcp_bw_65536"], 1.0, False)
-target("TCP 1 MiB bandwidth vs best peer", "nd_tcp_bw_1048576", ["ucx_tcp_bw_1048576", "fab_tcp_bw_1048576"], 1.0, False)
+target("TCP 8 B latency vs best peer", "nd_tcp_lat_8", ["ucx_tcp_lat_8", "ucxput_tcp_lat_8", "fab_tcp_lat_8"], 1.1, True)
+target("TCP 64 KiB bandwidth vs best peer", "nd_tcp_bw_65536",
+       ["ucx_tcp_bw_65536", "ucxput_tcp_bw_65536", "ucxget_tcp_bw_65536", "fab_tcp_bw_65536"], 1.0, False)
+target("TCP 1 MiB bandwidth vs best peer", "nd_tcp_bw_1048576",
+       ["ucx_tcp_bw_1048576", "ucxput_tcp_bw_1048576", "ucxget_tcp_bw_1048576", "fab_tcp_bw_1048576"], 1.0, False)
 target("shm 8 B send_lat vs UCX tag_lat", "nd_shm_lat_8", ["ucx_shm_lat_8"], 1.5, True)
 target("shm 8 B write_lat vs UCX put_lat", "ndw_shm_lat_8", ["ucxput_shm_lat_8"], 1.5, True)
 target("shm 1 MiB write_bw vs UCX put_bw", "ndw_shm_bw_1048576", ["ucxput_shm_bw_1048576"], 0.8, False)
