@@ -13,3 +13,7 @@ func SetDeferLimit(t interface{ Cleanup(func()) }, d time.Duration) {
 	deferLimit = d
 	t.Cleanup(func() { deferLimit = old })
 }
+
+// ParkedReaders returns how many readers of the process's tcp links wait
+// in the network poller.
+func ParkedReaders() int { return int(parked.count.Load()) }

@@ -62,6 +62,7 @@ type link struct {
 	rxKicked  atomic.Bool   // a poll left a long FPDU to the reader
 	rxKick    chan struct{} // wakes a reader waiting for kicks
 	rxParked  atomic.Bool   // the reader waits in the network poller
+	parkedID  int32         // its key in the process's parked set (its mu)
 	appWaits  atomic.Bool   // the application waits in Notify (Watch)
 
 	// The transmitter: snd, wst, txBatch (the jobs being sent) and tail

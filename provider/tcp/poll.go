@@ -18,7 +18,9 @@ var _ engine.Poller = (*link)(nil)
 // the work the poller waits for. Safe for concurrent use, also after the
 // link ended.
 func (l *link) Poll() bool {
-	l.polls.Add(1)
+	if l.polls.Add(1)%fairPolls == 0 {
+		l.t.otherLinks(l)
+	}
 	if n := l.t.heldCount.Load(); n > 1 || n == 1 && !l.txDeferred.Load() {
 		l.t.releaseHeld(l) // another link holds a response
 	}
@@ -31,6 +33,13 @@ func (l *link) Poll() bool {
 		yieldProcessor()
 		return false
 	}
+	return l.pollRx()
+}
+
+// pollRx handles, without waiting, the FPDUs that have arrived, unless
+// someone else holds rxMu; with nothing new, a response held back for the
+// application's answer leaves.
+func (l *link) pollRx() bool {
 	if !spinSupported || !l.rxStarted.Load() || !l.rxMu.TryLock() {
 		return false
 	}

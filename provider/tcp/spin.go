@@ -227,13 +227,13 @@ func (r *spinReader) awaitInput() error {
 		}
 	}
 	// Park; a poll that kicks the reader meanwhile reads on by itself.
-	l.rxParked.Store(true)
+	l.setParked(true)
 	if l.rxKicked.Swap(false) {
-		l.rxParked.Store(false)
+		l.setParked(false)
 		return nil
 	}
 	err := r.raw.Read(r.peekFn)
-	l.rxParked.Store(false)
+	l.setParked(false)
 	return err
 }
 
