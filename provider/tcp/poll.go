@@ -18,8 +18,8 @@ var _ engine.Poller = (*link)(nil)
 // the work the poller waits for. Safe for concurrent use, also after the
 // link ended.
 func (l *link) Poll() bool {
-	if l.polls.Add(1)%fairPolls == 0 {
-		l.t.otherLinks(l)
+	if n := l.polls.Add(1); n%yieldPolls == 0 {
+		otherWork(l, n%parkedPolls == 0)
 	}
 	if n := l.t.heldCount.Load(); n > 1 || n == 1 && !l.txDeferred.Load() {
 		l.t.releaseHeld(l) // another link holds a response
