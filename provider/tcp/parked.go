@@ -18,7 +18,7 @@ const (
 
 // otherWork lets the process's other tcp work go on while the application
 // polls polled: it yields the processor to the goroutines that are ready
-// (writers, readers woken by a poll, timers), and with parked set reads
+// (writers, readers woken by a poll, timers), and, if withParked, reads
 // the sockets of the links whose reader waits in the runtime's network
 // poller and that have data.
 //
