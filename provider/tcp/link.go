@@ -63,6 +63,7 @@ type link struct {
 	rxKick    chan struct{} // wakes a reader waiting for kicks
 	rxParked  atomic.Bool   // the reader waits in the network poller
 	parkedID  int32         // its key in the process's parked set (its mu)
+	parkCtl   parkCtl       // the set's epoll_ctl for this link (its mu)
 	appWaits  atomic.Bool   // the application waits in Notify (Watch)
 
 	// The transmitter: snd, wst, txBatch (the jobs being sent) and tail

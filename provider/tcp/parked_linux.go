@@ -14,6 +14,15 @@ type readyWatch struct {
 	rr     roundRobin
 }
 
+// parkCtl is a link's epoll_ctl call, made once so that parking, which a
+// streaming link does often, allocates nothing. Only the holder of the
+// parked set's mu uses it.
+type parkCtl struct {
+	op int
+	ev unix.EpollEvent
+	fn func(fd uintptr)
+}
+
 func (w *readyWatch) add(l *link) {
 	if w.epfd == 0 {
 		fd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
@@ -22,19 +31,25 @@ func (w *readyWatch) add(l *link) {
 		}
 		w.epfd = fd
 	}
-	if w.epfd < 0 || l.sr.raw == nil {
-		return
-	}
-	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: l.parkedID}
-	l.sr.raw.Control(func(fd uintptr) { unix.EpollCtl(w.epfd, unix.EPOLL_CTL_ADD, int(fd), &ev) })
+	w.ctl(l, unix.EPOLL_CTL_ADD)
 }
 
 func (w *readyWatch) remove(l *link) {
+	// A closed socket has left the set already (and Control fails).
+	w.ctl(l, unix.EPOLL_CTL_DEL)
+}
+
+func (w *readyWatch) ctl(l *link, op int) {
 	if w.epfd <= 0 || l.sr.raw == nil {
 		return
 	}
-	// A closed socket has left the set already (and Control fails).
-	l.sr.raw.Control(func(fd uintptr) { unix.EpollCtl(w.epfd, unix.EPOLL_CTL_DEL, int(fd), nil) })
+	c := &l.parkCtl
+	if c.fn == nil {
+		c.fn = func(fd uintptr) { unix.EpollCtl(w.epfd, c.op, int(fd), &c.ev) }
+	}
+	c.op = op
+	c.ev = unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: l.parkedID}
+	l.sr.raw.Control(c.fn)
 }
 
 // ready appends to out the parked links other than polled with data; s.mu

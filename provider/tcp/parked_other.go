@@ -6,6 +6,8 @@ package tcp
 // there is no one call that tells which sockets have data.
 type readyWatch struct{ rr roundRobin }
 
+type parkCtl struct{}
+
 func (w *readyWatch) add(*link)    {}
 func (w *readyWatch) remove(*link) {}
 
