@@ -39,7 +39,8 @@ func otherWork(polled *link, withParked bool) {
 	if n := parked.count.Load(); n == 0 || n == 1 && polled.rxParked.Load() {
 		return
 	}
-	for _, h := range parked.ready(polled) {
+	var buf [16]*link
+	for _, h := range parked.ready(polled, buf[:0]) {
 		h.pollRx()
 	}
 }
@@ -54,7 +55,6 @@ type parkedSet struct {
 	mu     sync.Mutex
 	byID   map[int32]*link
 	nextID int32
-	out    []*link // ready's result (under mu, then the caller's)
 	watch  readyWatch
 }
 
@@ -82,14 +82,13 @@ func (l *link) setParked(on bool) {
 	s.count.Store(int32(len(s.byID)))
 }
 
-// ready returns the parked links other than polled whose socket has data
-// (or, where that cannot be asked, one of them in turn). The slice is
-// valid until the next call.
-func (s *parkedSet) ready(polled *link) []*link {
+// ready appends to out (up to its capacity) the parked links other than
+// polled whose socket has data (or, where that cannot be asked, one of
+// them in turn).
+func (s *parkedSet) ready(polled *link, out []*link) []*link {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.out = s.watch.ready(s, polled, s.out[:0])
-	return s.out
+	return s.watch.ready(s, polled, out)
 }
 
 // roundRobin picks the parked links one at a time, in turn.

@@ -9,8 +9,8 @@ import (
 // one epoll_wait tells which have data, whatever their number. A socket
 // that closes leaves the set by itself.
 type readyWatch struct {
-	epfd   int // 0: not made yet; -1: unavailable (round-robin instead)
-	events [16]unix.EpollEvent
+	epfd   int                 // 0: not made yet; -1: unavailable (round-robin instead)
+	events [16]unix.EpollEvent // under the parked set's mu
 	rr     roundRobin
 }
 
@@ -58,7 +58,7 @@ func (w *readyWatch) ready(s *parkedSet, polled *link, out []*link) []*link {
 	if w.epfd <= 0 {
 		return w.rr.next(s, polled, out)
 	}
-	n, err := unix.EpollWait(w.epfd, w.events[:], 0)
+	n, err := unix.EpollWait(w.epfd, w.events[:min(len(w.events), cap(out)-len(out))], 0)
 	if err != nil {
 		return out
 	}
