@@ -2,10 +2,10 @@
 # bench/compare.sh: godirect's nd perf beside UCX (ucx_perftest: tag
 # matching, and put/get, over TCP and over shared memory), libfabric
 # (fi_pingpong, tcp and shm providers) and plain Go sockets, measured in one
-# run on this machine, server and client pinned to different cores. Prints one table with each
-# figure (the median of ROUNDS measurements) and its ratio to the best of
-# UCX and libfabric on the same transport, then the targets, and
-# writes both to bench/results.txt.
+# run on this machine, server and client pinned to different cores. Prints
+# one table with each figure (the median of ROUNDS measurements) and its
+# ratio to the best of UCX and libfabric on the same transport, then the
+# project's targets, and writes both to bench/results.txt.
 #
 #   sudo bench/compare.sh          (installs ucx-utils and libfabric-bin from Debian)
 #
