@@ -256,7 +256,7 @@ for s, name in (("65536", "64 KiB"), ("1048576", "1 MiB")):
            ("godirect shm write_bw -b -heap", f"ndwh_shm_bw_{s}"), ("godirect shm read_bw", f"ndr_shm_bw_{s}"),
            ("godirect shm read_bw -b", f"ndrb_shm_bw_{s}")])
 
-# The targets: ours (nd perf's defaults: polling, AllocateMemory
+# The project's targets: ours (nd perf's defaults: polling, AllocateMemory
 # over shm) against the figure each one names.
 targets = []
 def target(what, ours, peers, limit, lower):
