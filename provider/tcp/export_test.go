@@ -14,6 +14,16 @@ func SetDeferLimit(t interface{ Cleanup(func()) }, d time.Duration) {
 	t.Cleanup(func() { deferLimit = old })
 }
 
-// ParkedReaders returns how many readers of the process's tcp links wait
-// in the network poller.
-func ParkedReaders() int { return int(parked.count.Load()) }
+// ParkedReaders returns how many readers of p's links wait in the network
+// poller.
+func ParkedReaders(p *Provider) int {
+	parked.mu.Lock()
+	defer parked.mu.Unlock()
+	n := 0
+	for _, l := range parked.byID {
+		if l.t == p.t {
+			n++
+		}
+	}
+	return n
+}

@@ -29,9 +29,9 @@ func TestIdleConnectionServedByPolls(t *testing.T) {
 	}
 	// Let every reader of the two connections go idle and park.
 	deadline := time.Now().Add(10 * time.Second)
-	for tcp.ParkedReaders() < 4 {
+	for tcp.ParkedReaders(p) < 4 {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d readers parked, want 4", tcp.ParkedReaders())
+			t.Fatalf("%d readers parked, want 4", tcp.ParkedReaders(p))
 		}
 		runtime.Gosched()
 	}
