@@ -26,17 +26,12 @@ const spinSupported = true
 // goroutines on another thread while the kernel copies.
 const rawMax = longRead
 
-// The conversions of &b[0] to uintptr appear in the RawSyscall call
-// expressions themselves, which keeps b's memory alive and in place for
-// the call (unsafe.Pointer rule 4); b is never empty there.
-
 // readNonblocking reads from the socket's (non-blocking) descriptor once.
 func readNonblocking(fd uintptr, b []byte) (int, error) {
 	if len(b) == 0 || len(b) >= rawMax {
 		return syscall.Read(int(fd), b)
 	}
-	n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-	return result(n, e)
+	return rawCall(syscall.SYS_READ, fd, b, 0)
 }
 
 // peekNonblocking looks at the socket's next bytes without taking them.
@@ -45,9 +40,7 @@ func peekNonblocking(fd uintptr, b []byte) (int, error) {
 		n, _, err := syscall.Recvfrom(int(fd), b, syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 		return n, err
 	}
-	n, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)),
-		syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
-	return result(n, e)
+	return rawCall(syscall.SYS_RECVFROM, fd, b, syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 }
 
 // writeNonblocking writes to the socket's (non-blocking) descriptor once.
@@ -55,12 +48,16 @@ func writeNonblocking(fd uintptr, b []byte) (int, error) {
 	if len(b) == 0 || len(b) >= rawMax {
 		return syscall.Write(int(fd), b)
 	}
-	n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-	return result(n, e)
+	return rawCall(syscall.SYS_WRITE, fd, b, 0)
 }
 
-// result turns a raw call's return into syscall.Read's form.
-func result(n uintptr, e syscall.Errno) (int, error) {
+// rawCall makes the system call trap(fd, b, len(b), flags) with
+// RawSyscall6 and returns it in syscall.Read's form; b is not empty. The
+// conversion of &b[0] to uintptr appears in the call expression itself,
+// which keeps b's memory alive and in place for the call (unsafe.Pointer
+// rule 4). read and write ignore the fourth argument.
+func rawCall(trap, fd uintptr, b []byte, flags uintptr) (int, error) {
+	n, _, e := syscall.RawSyscall6(trap, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), flags, 0, 0)
 	if e != 0 {
 		return -1, e
 	}
