@@ -37,3 +37,18 @@ func TestDataPathBytesNoSpin(t *testing.T) {
 	cfg.Spin = 0
 	ndtest.CheckBytes(t, tcp.New(cfg), 200000)
 }
+
+// TestDataPathBytesFirstBuffer is TestDataPathBytes with the readers
+// keeping their first buffer, as links under BBR do: long payloads are
+// read from the socket straight into place.
+func TestDataPathBytesFirstBuffer(t *testing.T) {
+	tcp.KeepFirstBuffer(t)
+	ndtest.CheckBytes(t, loopback(), 200000)
+}
+
+// TestConformanceFirstBuffer runs the conformance suite with the readers
+// keeping their first buffer.
+func TestConformanceFirstBuffer(t *testing.T) {
+	tcp.KeepFirstBuffer(t)
+	ndtest.Run(t, loopback())
+}

@@ -1,6 +1,9 @@
 package tcp
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // PartialInlineWrites returns how many inline sends so far the socket took
 // only in part, leaving the rest to the writer.
@@ -26,4 +29,52 @@ func ParkedReaders(p *Provider) int {
 		}
 	}
 	return n
+}
+
+// LinkInfo is what a test sees of a link: its socket's congestion control,
+// whether its reader's buffer may grow, and the buffer's size now.
+type LinkInfo struct {
+	Active     bool
+	Congestion string
+	Grows      bool
+	BufferSize func() int
+}
+
+// WatchLinks records every link made until the test ends; the returned
+// function lists them.
+func WatchLinks(t interface{ Cleanup(func()) }) func() []LinkInfo {
+	var mu sync.Mutex
+	var links []*link
+	testLinkMade = func(l *link) {
+		mu.Lock()
+		links = append(links, l)
+		mu.Unlock()
+	}
+	t.Cleanup(func() { testLinkMade = nil })
+	return func() []LinkInfo {
+		mu.Lock()
+		defer mu.Unlock()
+		var out []LinkInfo
+		for _, l := range links {
+			li := LinkInfo{Active: l.active, Grows: l.rxGrows}
+			if raw, err := l.conn.SyscallConn(); err == nil {
+				raw.Control(func(fd uintptr) { li.Congestion, _ = congestionOf(fd) })
+			}
+			li.BufferSize = func() int {
+				l.rxMu.Lock()
+				defer l.rxMu.Unlock()
+				return l.br.Size()
+			}
+			out = append(out, li)
+		}
+		return out
+	}
+}
+
+// KeepFirstBuffer has the links made until the test ends keep their
+// reader's first buffer, as under BBR: long payloads are read straight
+// into place.
+func KeepFirstBuffer(t interface{ Cleanup(func()) }) {
+	testKeepFirstBuffer = true
+	t.Cleanup(func() { testKeepFirstBuffer = false })
 }

@@ -1,7 +1,6 @@
 package tcp
 
 import (
-	"bufio"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -49,7 +48,7 @@ func appLimit(n uint16, godirect bool) int {
 }
 
 // readMPA reads one MPA request or reply frame.
-func readMPA(br *bufio.Reader) (iwarp.MPAFrame, error) {
+func readMPA(br io.Reader) (iwarp.MPAFrame, error) {
 	var buf [iwarp.MPAHeaderSize + iwarp.MPAMaxPrivateData]byte
 	if _, err := io.ReadFull(br, buf[:iwarp.MPAHeaderSize]); err != nil {
 		return iwarp.MPAFrame{}, err
@@ -139,6 +138,7 @@ func (l *link) activeReply() {
 // request, hand it to the ND listener, then serve the connection (the
 // engine answers through Accept or Reject).
 func (t *transport) passive(pl *portListener, c *net.TCPConn) {
+	t.applyCongestion(c, addrOf(c.RemoteAddr()))
 	l := newLink(t, c, false)
 	c.SetReadDeadline(time.Now().Add(t.p.cfg.HandshakeTimeout))
 	req, err := readMPA(l.br)

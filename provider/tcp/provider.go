@@ -2,11 +2,12 @@
 // RDMAP over TCP (RFC 5044, 6581, 5041, 5040), byte-compatible with the
 // Linux kernel's soft-iWARP driver (siw), rdma-core's tools and iWARP NICs.
 //
-// The ND port is the TCP port, as rdma_cm uses it over iWARP. Tagged
-// payloads (RDMA Write, Read Response) are read from the socket straight
-// into the target's registered memory and Sends straight into the posted
-// Receive's buffers; outbound FPDUs are written with one gathered write per
-// batch. Every remote access is checked by the engine (token, range, rights,
+// The ND port is the TCP port, as rdma_cm uses it over iWARP. Payloads are
+// placed in the target's registered memory (RDMA Write, Read Response) or
+// the posted Receive's buffers (Send), read from the socket straight there
+// or, for bulk traffic, through the reader's buffer, several FPDUs per read;
+// outbound FPDUs are written with one gathered write per batch. Within the
+// host, connections use reno congestion control (Config.CongestionControl). Every remote access is checked by the engine (token, range, rights,
 // bound endpoint); a violation is answered with a Terminate message and the
 // connection closes. docs/tcp-transport.md describes the wire use in full.
 package tcp
@@ -70,6 +71,19 @@ type Config struct {
 	// Unix only: elsewhere the reader does all the reading and always
 	// parks.
 	Spin time.Duration
+	// CongestionControl chooses the TCP congestion control algorithm of
+	// the provider's connections (Linux). "" (the default) sets "reno" on
+	// connections within this host (the peer's address is a loopback
+	// address or one of the host's) and leaves the system's default on
+	// the others: over loopback a pacing algorithm such as BBR, a common
+	// default, holds one connection to about 60% of what reno carries,
+	// since no link limits it there (docs/tcp-transport.md).
+	// CongestionSystem leaves every connection with the system's default.
+	// Any other name ("cubic", "bbr", ...) is set on every connection; if
+	// the kernel refuses it (an unprivileged process may choose only those
+	// in net.ipv4.tcp_allowed_congestion_control), Listen and Connect fail
+	// with ND_INVALID_PARAMETER.
+	CongestionControl string
 	// Addresses, when not empty, are the addresses the provider serves
 	// instead of every interface address of the host (each must be local).
 	Addresses []netip.Addr

@@ -134,9 +134,10 @@ func (l *link) rxEnd(rs *readerState) {
 
 // rxStep handles the FPDUs that have arrived and reports whether it handled
 // any; rxMu held. A poll (poll set) never waits: it starts an FPDU once its
-// header, and the whole of it unless its payload is long, is buffered, and
-// takes as much of a long payload as has arrived. The reader goroutine
-// waits for the rest of an FPDU it started. An error means the link ended.
+// header, and the whole of it unless it is longer than the buffer, is
+// buffered, and takes as much of a long payload as has arrived. The reader
+// goroutine waits for the rest of an FPDU it started. An error means the
+// link ended.
 func (l *link) rxStep(rs *readerState, poll bool) (bool, error) {
 	handled := false
 	for {
@@ -145,13 +146,18 @@ func (l *link) rxStep(rs *readerState, poll bool) (bool, error) {
 		if buffered >= need {
 			b, _ := l.br.Peek(iwarp.FPDULengthSize)
 			need = iwarp.FPDUSize(int(binary.BigEndian.Uint16(b)))
+			if need > l.br.Size() && l.rxGrows {
+				// Bulk traffic: the buffer grows so that every FPDU
+				// (at most 65544 bytes) fits in it from now on.
+				l.br.grow(rxBulkBufferSize)
+			}
 		}
-		if poll && (rs.cur || need > rxBufferSize) && l.kickReader() {
-			// A long FPDU: the reader goroutine reads it, straight
-			// into place with blocking reads.
+		if poll && (rs.cur || need > l.br.Size()) && l.kickReader() {
+			// A long FPDU, or one the reader goroutine started: the
+			// reader reads it, straight into place with blocking reads.
 			return handled, nil
 		}
-		if need > rxBufferSize {
+		if need > l.br.Size() {
 			need = len(rs.hdr) // a poll starts a long FPDU with its header
 		}
 		if rs.cur || buffered >= need || !poll && buffered > 0 {

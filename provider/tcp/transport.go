@@ -59,9 +59,20 @@ func (t *transport) Listen(l *engine.Listener, addr netip.Addr, protocol int, po
 		}
 	}
 	lc := net.ListenConfig{KeepAliveConfig: t.keepAlive()}
+	var ccErr error
+	if cc := t.p.cfg.CongestionControl; cc != "" && cc != CongestionSystem {
+		// Accepted connections inherit the listener's choice.
+		lc.Control = func(_, _ string, raw syscall.RawConn) error {
+			ccErr = setConnCongestion(raw, cc)
+			return ccErr
+		}
+	}
 	ln, err := lc.Listen(context.Background(), "tcp", netip.AddrPortFrom(addr, port).String())
 	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
+		switch {
+		case ccErr != nil:
+			return 0, congestionError("Listen", t.p.cfg.CongestionControl, ccErr)
+		case errors.Is(err, syscall.EADDRINUSE):
 			return 0, nd.ErrAddressAlreadyExists
 		}
 		return 0, &nd.OpError{Op: "Listen", Status: nd.ErrInsufficientResources, Err: err}
@@ -137,8 +148,21 @@ func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engi
 		LocalAddr:       net.TCPAddrFromAddrPort(netip.AddrPortFrom(d.Local, d.LocalPort)),
 		KeepAliveConfig: t.keepAlive(),
 	}
+	var ccErr error
+	cc, required := t.congestionFor(d.Remote.Addr())
+	if cc != "" {
+		dialer.Control = func(_, _ string, raw syscall.RawConn) error {
+			if err := setConnCongestion(raw, cc); required {
+				ccErr = err
+			}
+			return ccErr
+		}
+	}
 	c, err := dialer.DialContext(ctx, "tcp", d.Remote.String())
 	if err != nil {
+		if ccErr != nil {
+			return nil, congestionError("Connect", cc, ccErr)
+		}
 		return nil, dialError(err)
 	}
 	return t.active(ctx, c.(*net.TCPConn), d, events)

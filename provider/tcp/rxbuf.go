@@ -1,0 +1,122 @@
+package tcp
+
+import (
+	"errors"
+	"io"
+)
+
+// errBufferFull: a peek asked for more bytes than the buffer holds.
+var errBufferFull = errors.New("tcp: peek larger than the reader's buffer")
+
+// emptyReadsLimit bounds the reads in a row that return nothing and no
+// error before a fill gives up with io.ErrNoProgress.
+const emptyReadsLimit = 100
+
+// rxBuffer is the link's buffered reader over its spinReader, as
+// bufio.Reader but able to grow (grow) without losing what it holds. A
+// read error is returned once, to the call that met it, so that errAgain
+// (a poll found no data) does not stick. Only the holder of the link's
+// rxMu uses it.
+type rxBuffer struct {
+	src  io.Reader
+	buf  []byte
+	r, w int // buf[r:w] is buffered
+	err  error
+}
+
+func newRxBuffer(src io.Reader, size int) *rxBuffer {
+	return &rxBuffer{src: src, buf: make([]byte, size)}
+}
+
+// Size returns the buffer's size in bytes.
+func (b *rxBuffer) Size() int { return len(b.buf) }
+
+// Buffered returns the number of bytes that can be read without reading
+// the source.
+func (b *rxBuffer) Buffered() int { return b.w - b.r }
+
+// grow makes the buffer size bytes long, keeping what it holds (no-op when
+// it is already that long).
+func (b *rxBuffer) grow(size int) {
+	if size <= len(b.buf) {
+		return
+	}
+	nb := make([]byte, size)
+	b.w = copy(nb, b.buf[b.r:b.w])
+	b.r, b.buf = 0, nb
+}
+
+// takeErr returns the pending read error and clears it.
+func (b *rxBuffer) takeErr() error {
+	err := b.err
+	b.err = nil
+	return err
+}
+
+// fill reads the source once into the free end of the buffer, after moving
+// what is buffered to its front.
+func (b *rxBuffer) fill() {
+	if b.r > 0 {
+		b.w = copy(b.buf, b.buf[b.r:b.w])
+		b.r = 0
+	}
+	for range emptyReadsLimit {
+		n, err := b.src.Read(b.buf[b.w:])
+		b.w += n
+		if err != nil {
+			b.err = err
+			return
+		}
+		if n > 0 {
+			return
+		}
+	}
+	b.err = io.ErrNoProgress
+}
+
+// Peek returns the next n bytes without consuming them, reading the source
+// as long as they are not buffered and it reports no error. With fewer
+// than n bytes it returns those and the error that stopped it
+// (errBufferFull when n is larger than the buffer). The bytes stay valid
+// until the next read.
+func (b *rxBuffer) Peek(n int) ([]byte, error) {
+	if n > len(b.buf) {
+		return b.buf[b.r:b.w], errBufferFull
+	}
+	for b.w-b.r < n && b.err == nil {
+		b.fill()
+	}
+	if avail := b.w - b.r; avail < n {
+		return b.buf[b.r:b.w], b.takeErr()
+	}
+	return b.buf[b.r : b.r+n], nil
+}
+
+// Read implements io.Reader: buffered bytes first; with none, a read as
+// long as the buffer or longer goes straight into p, and a shorter one
+// reads the source once into the buffer.
+func (b *rxBuffer) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		if b.Buffered() > 0 {
+			return 0, nil
+		}
+		return 0, b.takeErr()
+	}
+	if b.r == b.w {
+		if b.err != nil {
+			return 0, b.takeErr()
+		}
+		if len(p) >= len(b.buf) {
+			return b.src.Read(p)
+		}
+		b.r, b.w = 0, 0
+		n, err := b.src.Read(b.buf)
+		if n == 0 {
+			return 0, err
+		}
+		b.w, b.err = n, err
+	}
+	n := copy(p, b.buf[b.r:b.w])
+	b.r += n
+	return n, nil
+}

@@ -1,0 +1,171 @@
+package tcp
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+)
+
+// scriptedReader returns data in the chunk sizes of script (0: one
+// errAgain), then the rest in one read, then io.EOF.
+type scriptedReader struct {
+	data   []byte
+	script []int
+	reads  int
+}
+
+func (r *scriptedReader) Read(p []byte) (int, error) {
+	r.reads++
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	n := len(r.data)
+	if len(r.script) > 0 {
+		n = r.script[0]
+		r.script = r.script[1:]
+		if n == 0 {
+			return 0, errAgain
+		}
+	}
+	n = copy(p, r.data[:min(n, len(r.data))])
+	r.data = r.data[n:]
+	return n, nil
+}
+
+func stream(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*7 + i>>8)
+	}
+	return b
+}
+
+// TestRxBufferPeekAgainNotSticky: a peek that meets errAgain returns it
+// once; the next peek reads on and returns the bytes.
+func TestRxBufferPeekAgainNotSticky(t *testing.T) {
+	data := stream(100)
+	b := newRxBuffer(&scriptedReader{data: data, script: []int{3, 0, 50}}, 64)
+	got, err := b.Peek(10)
+	if !errors.Is(err, errAgain) || !bytes.Equal(got, data[:3]) {
+		t.Fatalf("Peek(10) = %v, %v; want the 3 bytes there and errAgain", got, err)
+	}
+	got, err = b.Peek(10)
+	if err != nil || !bytes.Equal(got, data[:10]) {
+		t.Fatalf("second Peek(10) = %v, %v; want the first 10 bytes", got, err)
+	}
+	if b.Buffered() != 53 {
+		t.Fatalf("Buffered() = %d, want 53", b.Buffered())
+	}
+	if _, err := b.Peek(65); !errors.Is(err, errBufferFull) {
+		t.Fatalf("Peek(65) of a 64-byte buffer: %v, want errBufferFull", err)
+	}
+}
+
+// TestRxBufferReadDirect: with nothing buffered, a read as long as the
+// buffer goes straight into the caller's slice; a shorter one through the
+// buffer.
+func TestRxBufferReadDirect(t *testing.T) {
+	data := stream(300)
+	src := &scriptedReader{data: data, script: []int{100, 100}}
+	b := newRxBuffer(src, 64)
+	p := make([]byte, 64)
+	if n, err := b.Read(p); n != 64 || err != nil || !bytes.Equal(p, data[:64]) {
+		t.Fatalf("Read(64 bytes) = %d, %v", n, err)
+	}
+	if b.Buffered() != 0 {
+		t.Fatalf("a direct read left %d bytes buffered", b.Buffered())
+	}
+	// A shorter read fills the buffer (64 of the source's next 100
+	// bytes) and takes its part.
+	q := make([]byte, 10)
+	if n, err := b.Read(q); n != 10 || err != nil || !bytes.Equal(q, data[64:74]) {
+		t.Fatalf("Read(10 bytes) = %d, %v, %v", n, err, q)
+	}
+	if b.Buffered() != 54 {
+		t.Fatalf("Buffered() = %d after a short read through the buffer, want 54", b.Buffered())
+	}
+}
+
+// TestRxBufferGrowKeepsBytes: growing keeps what is buffered, in order,
+// and later fills use the whole new size.
+func TestRxBufferGrowKeepsBytes(t *testing.T) {
+	data := stream(5000)
+	src := &scriptedReader{data: data, script: []int{40}}
+	b := newRxBuffer(src, 64)
+	if _, err := b.Peek(30); err != nil {
+		t.Fatal(err)
+	}
+	p := make([]byte, 5)
+	b.Read(p)
+	b.grow(1024)
+	if b.Size() != 1024 || b.Buffered() != 35 {
+		t.Fatalf("after grow: size %d, buffered %d; want 1024, 35", b.Size(), b.Buffered())
+	}
+	got, err := b.Peek(1000)
+	if err != nil || !bytes.Equal(got, data[5:1005]) {
+		t.Fatalf("Peek(1000) after grow: %v", err)
+	}
+	b.grow(512) // never shrinks
+	if b.Size() != 1024 {
+		t.Fatalf("grow(512) shrank the buffer to %d", b.Size())
+	}
+	rest, err := io.ReadAll(b)
+	if err != nil || !bytes.Equal(rest, data[5:]) {
+		t.Fatalf("the rest of the stream: %d bytes, %v; want %d bytes", len(rest), err, len(data)-5)
+	}
+}
+
+// FuzzRxBuffer: any mix of peeks, reads and growth over a stream read in
+// any chunks gives back the stream, in order, byte for byte.
+func FuzzRxBuffer(f *testing.F) {
+	f.Add([]byte{3, 0, 70, 1, 200, 0, 9}, []byte{0x05, 0x47, 0x80, 0x23, 0xc1, 0x10})
+	f.Add([]byte{}, []byte{0x80, 0x80, 0x40})
+	f.Fuzz(func(t *testing.T, chunks, ops []byte) {
+		data := stream(4000)
+		script := make([]int, len(chunks))
+		for i, c := range chunks {
+			script[i] = int(c)
+		}
+		b := newRxBuffer(&scriptedReader{data: data, script: script}, 64)
+		var out []byte
+		pos := 0
+		for _, op := range ops {
+			n := int(op & 0x3f)
+			switch op >> 6 {
+			case 0: // peek
+				got, err := b.Peek(n)
+				if n <= b.Size() && err == nil && len(got) != n {
+					t.Fatalf("Peek(%d) returned %d bytes and no error", n, len(got))
+				}
+				if !bytes.Equal(got, data[pos:pos+len(got)]) {
+					t.Fatalf("Peek(%d) at %d returned other bytes than the stream's", n, pos)
+				}
+			case 1, 2: // read
+				p := make([]byte, n*int(op>>6)*2)
+				k, err := b.Read(p)
+				if err != nil && !errors.Is(err, errAgain) && err != io.EOF {
+					t.Fatalf("Read: %v", err)
+				}
+				out = append(out, p[:k]...)
+				pos += k
+			case 3: // grow
+				b.grow(64 + n*64)
+			}
+		}
+		for {
+			p := make([]byte, 100)
+			k, err := b.Read(p)
+			out = append(out, p[:k]...)
+			if err == io.EOF {
+				break
+			}
+			if err != nil && !errors.Is(err, errAgain) {
+				t.Fatalf("Read: %v", err)
+			}
+		}
+		if !bytes.Equal(out, data) {
+			t.Fatalf("read back %d bytes that differ from the %d-byte stream", len(out), len(data))
+		}
+	})
+}
