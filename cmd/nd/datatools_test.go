@@ -75,6 +75,24 @@ func TestDataToolsCRC(t *testing.T) {
 	}
 }
 
+// TestDataToolsCongestion runs a test over a tcp provider whose congestion
+// control -congestion names, and checks that one the kernel refuses fails
+// the run with the setting named.
+func TestDataToolsCongestion(t *testing.T) {
+	code, stdout, stderr := runNd(t, "pingpong", "-provider", "tcp", "-congestion", "system", "-max", "4K", "-iters", "3", "-timeout", "60s")
+	if code != 0 {
+		t.Fatalf("-congestion system: exit status %d\nstderr:\n%s", code, stderr)
+	}
+	checkTable(t, stdout, 4<<10, 3)
+	if runtime.GOOS != "linux" {
+		return
+	}
+	code, _, stderr = runNd(t, "pingpong", "-provider", "tcp", "-congestion", "no-such-algorithm", "-max", "4K", "-iters", "3", "-timeout", "60s")
+	if code != 1 || !strings.Contains(stderr, `Config.CongestionControl "no-such-algorithm"`) || !strings.Contains(stderr, "ND_INVALID_PARAMETER") {
+		t.Fatalf("-congestion no-such-algorithm: exit status %d\nstderr:\n%s", code, stderr)
+	}
+}
+
 // listeningRE matches the server's first line and captures its port.
 var listeningRE = regexp.MustCompile(`^Listening on 127\.0\.0\.1:(\d+) \(provider tcp\)$`)
 
@@ -186,6 +204,7 @@ func TestDataToolsUsage(t *testing.T) {
 		{[]string{"rdmaping", "-r", "-w"}, "-r and -w exclude each other"},
 		{[]string{"rdmaping", "-s", "-r"}, "-r and -w are client flags"},
 		{[]string{"ping", "-provider", "loop", "-crc"}, "-crc applies to -provider tcp only, not loop"},
+		{[]string{"ping", "-provider", "shm", "-congestion", "reno"}, "-congestion applies to -provider tcp only, not shm"},
 		{[]string{"rdmapingpong", "-q", "4"}, "flag provided but not defined: -q"},
 		{[]string{"ping", "-q", "0"}, "-q 0: the queue depth must be at least 1"},
 		{[]string{"rdmaping", "-c"}, "-c needs the server's ADDRESS[:PORT]"},

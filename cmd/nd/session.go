@@ -52,30 +52,38 @@ func providerAddrs(p nd.Provider) (nd.Provider, []netip.Addr, error) {
 	return p, addrs, nil
 }
 
-// providerOpts are the data tests' -provider and -crc flags.
+// providerOpts are the data tests' -provider, -crc and -congestion flags.
 type providerOpts struct {
-	name string
-	crc  bool // -crc: MPA CRC32c on the tcp provider's connections
+	name       string
+	crc        bool   // -crc: MPA CRC32c on the tcp provider's connections
+	congestion string // -congestion: their TCP congestion control
 }
 
-// define defines -provider and -crc on fs.
+// define defines -provider, -crc and -congestion on fs.
 func (o *providerOpts) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.name, "provider", defaultProvider, "the ND provider to use, by `name` (one of: "+providerList()+")")
 	fs.BoolVar(&o.crc, "crc", false, "with -provider tcp: ask for MPA CRC32c on every connection (either side may ask)")
+	fs.StringVar(&o.congestion, "congestion", "", "with -provider tcp: the TCP congestion control `algorithm` of every connection, or \""+tcp.CongestionSystem+"\" for the system's default (default: reno within this host, the system's default elsewhere)")
 }
 
-// open returns the provider the flags name and its addresses. With -crc it
-// is a tcp provider of its own, made by tcp.New with Config.CRC set;
-// adapters of one process that must reach each other all come from it.
+// open returns the provider the flags name and its addresses. With -crc or
+// -congestion it is a tcp provider of its own, made by tcp.New with
+// Config.CRC and Config.CongestionControl set; adapters of one process that
+// must reach each other all come from it.
 func (o *providerOpts) open() (nd.Provider, []netip.Addr, error) {
-	if !o.crc {
+	if !o.crc && o.congestion == "" {
 		return openProvider(o.name)
 	}
 	if o.name != tcp.Name {
-		return nil, nil, usagef("-crc applies to -provider %s only, not %s", tcp.Name, o.name)
+		flag := "-crc"
+		if !o.crc {
+			flag = "-congestion"
+		}
+		return nil, nil, usagef("%s applies to -provider %s only, not %s", flag, tcp.Name, o.name)
 	}
 	cfg := tcp.DefaultConfig()
-	cfg.CRC = true
+	cfg.CRC = o.crc
+	cfg.CongestionControl = o.congestion
 	return providerAddrs(tcp.New(cfg))
 }
 
