@@ -14,6 +14,11 @@
 # during the run then moves every tool of a row alike, and the medians
 # compare like with like.
 #
+# Over TCP the bandwidth rows add UCX tag_bw with one TCP connection
+# (UCX_MAX_RNDV_LANES=1; by default UCX splits each large message over
+# two) and nd perf under the system's congestion control (-congestion
+# system; godirect's default within the host is reno).
+#
 # Environment: ROUNDS (default 5), LAT_ITERS (default 20000), BW_ITERS
 # (default 20000 at 64 KiB, a tenth of it at 1 MiB: 1.3 and 2 GB, long
 # enough that a short stall of the host does not decide the figure), OUT
@@ -170,9 +175,11 @@ for s in 65536 1048576; do
 	row "ucx_tcp_bw_$s=ucx tcp tag_bw $s $n 5" \
 		"ucxput_tcp_bw_$s=ucx tcp ucp_put_bw $s $((n / 10)) 5 100" \
 		"ucxget_tcp_bw_$s=ucx tcp ucp_get $s $((n / 10)) 5 100" \
+		"ucx1_tcp_bw_$s=ucx 'tcp UCX_MAX_RNDV_LANES=1' tag_bw $s $n 5" \
 		"fab_tcp_bw_$s=fab tcp msg $s $n 6" \
 		"go_tcp_bw_$s=gost $s $n" \
 		"nd_tcp_bw_$s=godir tcp send_bw $s $n" \
+		"ndsys_tcp_bw_$s=godir tcp send_bw $s $n -congestion system" \
 		"ndb_tcp_bw_$s=godir tcp send_bw $s $n -b" \
 		"ndw_tcp_bw_$s=godir tcp write_bw $s $n" \
 		"ndwb_tcp_bw_$s=godir tcp write_bw $s $n -b" \
@@ -236,9 +243,11 @@ for s in ("8", "4096"):
            ("godirect tcp send_lat -b", f"ndb_tcp_lat_{s}"), ("godirect tcp write_lat", f"ndw_tcp_lat_{s}")])
 for s, name in (("65536", "64 KiB"), ("1048576", "1 MiB")):
     group(f"TCP bandwidth {name}", BW, False,
-          [("UCX tag_bw", f"ucx_tcp_bw_{s}"), ("UCX ucp_put_bw", f"ucxput_tcp_bw_{s}"),
+          [("UCX tag_bw", f"ucx_tcp_bw_{s}"), ("UCX tag_bw, one lane", f"ucx1_tcp_bw_{s}"),
+           ("UCX ucp_put_bw", f"ucxput_tcp_bw_{s}"),
            ("UCX ucp_get", f"ucxget_tcp_bw_{s}"), ("libfabric fi_pingpong tcp", f"fab_tcp_bw_{s}")],
           [("plain Go stream", f"go_tcp_bw_{s}"), ("godirect tcp send_bw", f"nd_tcp_bw_{s}"),
+           ("godirect tcp send_bw, system cc", f"ndsys_tcp_bw_{s}"),
            ("godirect tcp send_bw -b", f"ndb_tcp_bw_{s}"), ("godirect tcp write_bw", f"ndw_tcp_bw_{s}"),
            ("godirect tcp write_bw -b", f"ndwb_tcp_bw_{s}"), ("godirect tcp read_bw", f"ndr_tcp_bw_{s}")])
 for s in ("8", "4096"):
@@ -270,9 +279,9 @@ def target(what, ours, peers, limit, lower):
     targets.append((what, r, bound, verdict))
 target("TCP 8 B latency vs best peer", "nd_tcp_lat_8", ["ucx_tcp_lat_8", "ucxput_tcp_lat_8", "fab_tcp_lat_8"], 1.1, True)
 target("TCP 64 KiB bandwidth vs best peer", "nd_tcp_bw_65536",
-       ["ucx_tcp_bw_65536", "ucxput_tcp_bw_65536", "ucxget_tcp_bw_65536", "fab_tcp_bw_65536"], 1.0, False)
+       ["ucx_tcp_bw_65536", "ucx1_tcp_bw_65536", "ucxput_tcp_bw_65536", "ucxget_tcp_bw_65536", "fab_tcp_bw_65536"], 1.0, False)
 target("TCP 1 MiB bandwidth vs best peer", "nd_tcp_bw_1048576",
-       ["ucx_tcp_bw_1048576", "ucxput_tcp_bw_1048576", "ucxget_tcp_bw_1048576", "fab_tcp_bw_1048576"], 1.0, False)
+       ["ucx_tcp_bw_1048576", "ucx1_tcp_bw_1048576", "ucxput_tcp_bw_1048576", "ucxget_tcp_bw_1048576", "fab_tcp_bw_1048576"], 1.0, False)
 target("shm 8 B send_lat vs UCX tag_lat", "nd_shm_lat_8", ["ucx_shm_lat_8"], 1.5, True)
 target("shm 8 B write_lat vs UCX put_lat", "ndw_shm_lat_8", ["ucxput_shm_lat_8"], 1.5, True)
 target("shm 1 MiB write_bw vs UCX put_bw", "ndw_shm_bw_1048576", ["ucxput_shm_bw_1048576"], 0.8, False)
@@ -280,6 +289,10 @@ target("shm 1 MiB read_bw vs UCX get", "ndr_shm_bw_1048576", ["ucxget_shm_bw_104
 target("shm 1 MiB send_bw vs UCX tag_bw", "nd_shm_bw_1048576", ["ucx_shm_bw_1048576"], 1.0, False)
 
 out = []
+try:
+    cc = open("/proc/sys/net/ipv4/tcp_congestion_control").read().strip()
+except OSError:
+    cc = "unknown"
 out.append("godirect beside UCX, libfabric and plain Go, measured in one run (bench/compare.sh)")
 out.append(f"host: {os.uname().nodename}, {os.cpu_count()} cores; server on core 0, client on core 1; {elapsed} s")
 out.append(f"each figure: the median of {rounds} rounds; the tools of a row take turns in every round;")
@@ -288,10 +301,14 @@ out.append("nd perf polls its completion queue (its default, as perftest) unless
 out.append("over shm its windows are shm.AllocateMemory's memory unless the row says -heap (Go heap memory)")
 out.append("warm-up before measuring: ucx_perftest's default (-w 10000), nd perf's default (-w: up to 10000 round trips, 256 MiB of messages)")
 out.append("ratio: the figure over the best of UCX and libfabric on the same transport")
+out.append(f"TCP congestion control: the system's ({cc}) for UCX, libfabric and plain Go; godirect's default within the")
+out.append("     host is reno, and the rows that say 'system cc' run it with -congestion system")
+out.append("UCX tag_bw splits each large message over two TCP connections (UCX_MAX_RNDV_LANES=2, its default);")
+out.append("     'one lane' is tag_bw with UCX_MAX_RNDV_LANES=1")
 out.append("cpu: nd perf's client CPU time per operation (user + system, usec; a round trip for the latency")
 out.append("     tests); it spins while it polls, so with polling it is close to the wall time")
 out.append("")
-out.append(f"{'figure':38} {'tool':30} {'value':>8} {'ratio':>6} {'cpu':>7}  range")
+out.append(f"{'figure':38} {'tool':32} {'value':>8} {'ratio':>6} {'cpu':>7}  range")
 for label, unit, vals, best in rows:
     out.append(f"{label} [{unit}]")
     for n, k, x in vals:
@@ -302,7 +319,7 @@ for label, unit, vals, best in rows:
             rng += f" ({rounds - cnt} failed)"
         cs = samples(k + "_cpu")
         cpu = f"{statistics.median(cs):.2f}" if cs else ""
-        out.append(f"{'':38} {n:30} {val:>8} {r:>6} {cpu:>7}  {rng}")
+        out.append(f"{'':38} {n:32} {val:>8} {r:>6} {cpu:>7}  {rng}")
 out.append("")
 out.append("targets (godirect's defaults against the figure each target names, medians)")
 for what, r, bound, verdict in targets:
