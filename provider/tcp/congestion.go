@@ -39,7 +39,7 @@ func (t *transport) congestionFor(remote netip.Addr) (name string, required bool
 // sameHost reports whether addr is this host's: a loopback address or one
 // of its interfaces' addresses.
 func sameHost(addr netip.Addr) bool {
-	addr = addr.Unmap()
+	addr = addr.Unmap().WithZone("")
 	if addr.IsLoopback() {
 		return true
 	}
