@@ -90,7 +90,9 @@ func (t *transport) applyCongestion(c *net.TCPConn, remote netip.Addr) {
 }
 
 // bulkBufferSuits reports whether c's reader buffer should grow for bulk
-// traffic (link.go): unless its congestion control is BBR, or unknown.
+// traffic (link.go): on Linux unless its congestion control is BBR (or
+// cannot be read); elsewhere always, the systems' defaults there being
+// loss-based.
 func bulkBufferSuits(c *net.TCPConn) bool {
 	if !congestionSupported {
 		return true
