@@ -71,13 +71,27 @@ func setConnCongestion(raw syscall.RawConn, name string) error {
 	return serr
 }
 
-// applyCongestion sets the policy's congestion control on an accepted
-// connection c with the peer at remote. A refusal matters only for a name
-// the configuration gave, which the listener's socket already took (and
-// passed on to c): it is logged.
+// connCongestion returns c's TCP congestion control algorithm.
+func connCongestion(c *net.TCPConn) (string, error) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return "", err
+	}
+	var name string
+	var gerr error
+	if err := raw.Control(func(fd uintptr) { name, gerr = congestionOf(fd) }); err != nil {
+		return "", err
+	}
+	return name, gerr
+}
+
+// applyCongestion sets the default policy's congestion control on an
+// accepted connection c with the peer at remote; a refusal is logged. (A
+// name the configuration gave was set on the listener, and c inherited
+// it.)
 func (t *transport) applyCongestion(c *net.TCPConn, remote netip.Addr) {
-	name, _ := t.congestionFor(remote)
-	if name == "" {
+	name, required := t.congestionFor(remote)
+	if name == "" || required {
 		return
 	}
 	raw, err := c.SyscallConn()
@@ -97,14 +111,6 @@ func bulkBufferSuits(c *net.TCPConn) bool {
 	if !congestionSupported {
 		return true
 	}
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return false
-	}
-	var name string
-	var gerr error
-	if err := raw.Control(func(fd uintptr) { name, gerr = congestionOf(fd) }); err != nil || gerr != nil {
-		return false
-	}
-	return !strings.HasPrefix(name, "bbr")
+	name, err := connCongestion(c)
+	return err == nil && !strings.HasPrefix(name, "bbr")
 }

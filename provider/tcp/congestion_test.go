@@ -24,9 +24,9 @@ func systemCongestion(t *testing.T) string {
 	return strings.TrimSpace(string(b))
 }
 
-// checkLinks connects a pair over p, sends a 64 KiB message each way
-// (FPDUs longer than the reader's first buffer) and checks each link's
-// congestion control and reader buffer.
+// checkLinks connects a pair over p, sends a 64 KiB message from the
+// active side to the passive one (FPDUs longer than the reader's first
+// buffer) and checks each link's congestion control and reader buffer.
 func checkLinks(t *testing.T, p *tcp.Provider, wantCC string) {
 	links := tcp.WatchLinks(t)
 	d := ndtest.NewDataPath(t, p, 64<<10)

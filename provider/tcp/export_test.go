@@ -57,9 +57,7 @@ func WatchLinks(t interface{ Cleanup(func()) }) func() []LinkInfo {
 		var out []LinkInfo
 		for _, l := range links {
 			li := LinkInfo{Active: l.active, Grows: l.rxGrows}
-			if raw, err := l.conn.SyscallConn(); err == nil {
-				raw.Control(func(fd uintptr) { li.Congestion, _ = congestionOf(fd) })
-			}
+			li.Congestion, _ = connCongestion(l.conn)
 			li.BufferSize = func() int {
 				l.rxMu.Lock()
 				defer l.rxMu.Unlock()
