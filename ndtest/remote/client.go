@@ -71,7 +71,7 @@ func (c *Client) OpenAdapter(addr netip.Addr) (nd.Adapter, error) {
 	b, _ := addr.MarshalBinary()
 	id := c.newID()
 	f := &frame{op: opOpenAdapter, ints: []int64{int64(id)}, blobs: [][]byte{b}}
-	if _, err := c.merged(nil, f, nil, nil); err != nil {
+	if _, err := c.merged(noCancel, f, nil, nil); err != nil {
 		return nil, err
 	}
 	return &rAdapter{c: c, id: id, addr: addr}, nil
@@ -99,6 +99,14 @@ func (c *Client) Close() error {
 }
 
 func (c *Client) newID() uint64 { return c.nextID.Add(1) }
+
+// noCancel is the context of the calls whose nd method takes none: they
+// are not overlapped in ND (Query, the Create calls, posting, Close...), so
+// nothing cancels them in the child and a deadline would bound nothing.
+// Such a call waits for the child's answer, which carries the memory
+// changes the call made; the wait ends when the child answers or the
+// session breaks (Close, or a failed connection).
+var noCancel = context.Background()
 
 // call is one request waiting for the child.
 //
@@ -257,7 +265,7 @@ func (c *Client) sync() {
 		return
 	}
 	f := &frame{op: opSync, sync: c.pushLocked(nil)}
-	r := c.roundTrip(nil, f)
+	r := c.roundTrip(noCancel, f)
 	c.applyPullLocked(r.sync)
 }
 

@@ -136,7 +136,7 @@ var _ nd.Adapter = (*rAdapter)(nil)
 func (a *rAdapter) Address() netip.Addr { return a.addr }
 
 func (a *rAdapter) Query() (nd.AdapterInfo, error) {
-	r, err := a.c.do(nil, &frame{op: opQuery, obj: a.id}, nil, nil)
+	r, err := a.c.do(noCancel, &frame{op: opQuery, obj: a.id}, nil, nil)
 	if err != nil {
 		return nd.AdapterInfo{}, err
 	}
@@ -163,7 +163,7 @@ func infoInts(i nd.AdapterInfo) []int64 {
 
 func (a *rAdapter) CreateCompletionQueue(entries int) (nd.CompletionQueue, error) {
 	id := a.c.newID()
-	if _, err := a.c.do(nil, &frame{op: opCreateCQ, obj: a.id, ints: i64(int(id), entries)}, nil, nil); err != nil {
+	if _, err := a.c.do(noCancel, &frame{op: opCreateCQ, obj: a.id, ints: i64(int(id), entries)}, nil, nil); err != nil {
 		return nil, err
 	}
 	return &rCQ{c: a.c, id: id}, nil
@@ -205,7 +205,7 @@ func (a *rAdapter) CreateMemoryWindow(invalidateResult *nd.Result) (nd.MemoryWin
 		w.status, w.bytes = readResultNoRace(invalidateResult)
 		args = i64(int(id), 1, int(w.status), w.bytes)
 	}
-	_, err := a.c.do(nil, &frame{op: opCreateMW, obj: a.id, ints: args}, nil, func(_ *frame, err error) {
+	_, err := a.c.do(noCancel, &frame{op: opCreateMW, obj: a.id, ints: args}, nil, func(_ *frame, err error) {
 		if err == nil && invalidateResult != nil {
 			a.c.windows[id] = w
 		}
@@ -218,7 +218,7 @@ func (a *rAdapter) CreateMemoryWindow(invalidateResult *nd.Result) (nd.MemoryWin
 
 func (a *rAdapter) CreateConnector() (nd.Connector, error) {
 	id := a.c.newID()
-	if _, err := a.c.do(nil, &frame{op: opCreateConnector, obj: a.id, ints: i64(int(id))}, nil, nil); err != nil {
+	if _, err := a.c.do(noCancel, &frame{op: opCreateConnector, obj: a.id, ints: i64(int(id))}, nil, nil); err != nil {
 		return nil, err
 	}
 	return &rConnector{c: a.c, id: id}, nil
@@ -226,7 +226,7 @@ func (a *rAdapter) CreateConnector() (nd.Connector, error) {
 
 func (a *rAdapter) Listen(backlog, protocol int, port uint16) (nd.Listener, error) {
 	id := a.c.newID()
-	r, err := a.c.do(nil, &frame{op: opListen, obj: a.id, ints: i64(int(id), backlog, protocol, int(port))}, nil, nil)
+	r, err := a.c.do(noCancel, &frame{op: opListen, obj: a.id, ints: i64(int(id), backlog, protocol, int(port))}, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +234,7 @@ func (a *rAdapter) Listen(backlog, protocol int, port uint16) (nd.Listener, erro
 }
 
 func (a *rAdapter) Close() error {
-	_, err := a.c.do(nil, &frame{op: opAdapterClose, obj: a.id}, nil, func(*frame, error) {
+	_, err := a.c.do(noCancel, &frame{op: opAdapterClose, obj: a.id}, nil, func(*frame, error) {
 		a.c.dropAdapterLocked(a)
 	})
 	return err
@@ -284,7 +284,7 @@ type rWindow struct {
 var _ nd.MemoryWindow = (*rWindow)(nil)
 
 func (w *rWindow) Close() error {
-	_, err := w.c.do(nil, &frame{op: opWindowClose, obj: w.id}, nil, func(*frame, error) {
+	_, err := w.c.do(noCancel, &frame{op: opWindowClose, obj: w.id}, nil, func(*frame, error) {
 		delete(w.c.windows, w.id)
 	})
 	return err
@@ -299,7 +299,7 @@ type rCQ struct {
 var _ nd.CompletionQueue = (*rCQ)(nil)
 
 func (q *rCQ) GetResults(results []*nd.Result) int {
-	r, err := q.c.do(nil, &frame{op: opGetResults, obj: q.id, ints: i64(len(results))}, nil, nil)
+	r, err := q.c.do(noCancel, &frame{op: opGetResults, obj: q.id, ints: i64(len(results))}, nil, nil)
 	if err != nil {
 		return 0
 	}
@@ -322,12 +322,12 @@ func (q *rCQ) Notify(ctx context.Context, typ nd.NotifyType) error {
 }
 
 func (q *rCQ) Resize(entries int) error {
-	_, err := q.c.do(nil, &frame{op: opResize, obj: q.id, ints: i64(entries)}, nil, nil)
+	_, err := q.c.do(noCancel, &frame{op: opResize, obj: q.id, ints: i64(entries)}, nil, nil)
 	return err
 }
 
 func (q *rCQ) Close() error {
-	_, err := q.c.do(nil, &frame{op: opCQClose, obj: q.id}, nil, nil)
+	_, err := q.c.do(noCancel, &frame{op: opCQClose, obj: q.id}, nil, nil)
 	return err
 }
 
@@ -344,7 +344,7 @@ func (k *rConnector) CreateEndpoint(inbound, outbound nd.CompletionQueue, l nd.E
 	f := &frame{op: opCreateEndpoint, obj: k.id, ints: []int64{int64(id), int64(k.c.cqRef(inbound)), int64(k.c.cqRef(outbound)),
 		int64(l.InboundEntries), int64(l.OutboundEntries), int64(l.InboundSGE), int64(l.OutboundSGE),
 		int64(l.InboundReadLimit), int64(l.OutboundReadLimit)}}
-	r, err := k.c.do(nil, f, nil, nil)
+	r, err := k.c.do(noCancel, f, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -370,18 +370,18 @@ func (k *rConnector) Accept(ctx context.Context, ep nd.Endpoint, privateData []b
 }
 
 func (k *rConnector) Reject(privateData []byte) error {
-	_, err := k.c.do(nil, &frame{op: opReject, obj: k.id, blobs: [][]byte{privateData}}, nil, nil)
+	_, err := k.c.do(noCancel, &frame{op: opReject, obj: k.id, blobs: [][]byte{privateData}}, nil, nil)
 	return err
 }
 
 func (k *rConnector) GetConnectionData(privateData []byte) (nd.ConnectionData, error) {
-	r, err := k.c.do(nil, &frame{op: opGetConnectionData, obj: k.id, blobs: [][]byte{privateData}}, nil, nil)
+	r, err := k.c.do(noCancel, &frame{op: opGetConnectionData, obj: k.id, blobs: [][]byte{privateData}}, nil, nil)
 	copy(privateData, r.blob(0))
 	return nd.ConnectionData{InboundReadLimit: int(r.int(0)), OutboundReadLimit: int(r.int(1)), PrivateDataLength: int(r.int(2))}, err
 }
 
 func (k *rConnector) addr(op uint8) (netip.AddrPort, error) {
-	r, err := k.c.do(nil, &frame{op: op, obj: k.id}, nil, nil)
+	r, err := k.c.do(noCancel, &frame{op: op, obj: k.id}, nil, nil)
 	var ap netip.AddrPort
 	if b := r.blob(0); b != nil {
 		if e := ap.UnmarshalBinary(b); e != nil && err == nil {
@@ -405,7 +405,7 @@ func (k *rConnector) Disconnect(ctx context.Context) error {
 }
 
 func (k *rConnector) Close() error {
-	_, err := k.c.do(nil, &frame{op: opConnectorClose, obj: k.id}, nil, nil)
+	_, err := k.c.do(noCancel, &frame{op: opConnectorClose, obj: k.id}, nil, nil)
 	return err
 }
 
@@ -426,7 +426,7 @@ func (l *rListener) GetConnectionRequest(ctx context.Context, conn nd.Connector)
 func (l *rListener) Port() uint16 { return l.port }
 
 func (l *rListener) Close() error {
-	_, err := l.c.do(nil, &frame{op: opListenerClose, obj: l.id}, nil, nil)
+	_, err := l.c.do(noCancel, &frame{op: opListenerClose, obj: l.id}, nil, nil)
 	return err
 }
 
@@ -445,7 +445,7 @@ func (e *rEndpoint) post(f *frame, res *nd.Result, named []*rRegion) (*frame, er
 	rid := e.c.addResult(res)
 	f.obj = e.id
 	f.ints = append([]int64{int64(rid)}, f.ints...)
-	r, err := e.c.do(nil, f, named, nil)
+	r, err := e.c.do(noCancel, f, named, nil)
 	if err != nil {
 		e.c.dropResult(rid)
 	}
@@ -506,18 +506,22 @@ func (e *rEndpoint) Write(res *nd.Result, sgl []nd.SGE, remote nd.MWDescriptor, 
 }
 
 func (e *rEndpoint) Flush() error {
-	_, err := e.c.do(nil, &frame{op: opFlush, obj: e.id}, nil, nil)
+	_, err := e.c.do(noCancel, &frame{op: opFlush, obj: e.id}, nil, nil)
 	return err
 }
 
-func (e *rEndpoint) StartRequestBatch() { e.c.do(nil, &frame{op: opStartBatch, obj: e.id}, nil, nil) }
+func (e *rEndpoint) StartRequestBatch() {
+	e.c.do(noCancel, &frame{op: opStartBatch, obj: e.id}, nil, nil)
+}
 
-func (e *rEndpoint) SubmitRequestBatch() { e.c.do(nil, &frame{op: opSubmitBatch, obj: e.id}, nil, nil) }
+func (e *rEndpoint) SubmitRequestBatch() {
+	e.c.do(noCancel, &frame{op: opSubmitBatch, obj: e.id}, nil, nil)
+}
 
 func (e *rEndpoint) MaxInlineData() int { return e.inline }
 
 func (e *rEndpoint) Close() error {
-	_, err := e.c.do(nil, &frame{op: opEndpointClose, obj: e.id}, nil, nil)
+	_, err := e.c.do(noCancel, &frame{op: opEndpointClose, obj: e.id}, nil, nil)
 	return err
 }
 

@@ -256,11 +256,6 @@ func (s *server) put(id, adapter uint64, v any) {
 	s.mu.Unlock()
 }
 
-func (s *server) adapter(id uint64) (nd.Adapter, bool) {
-	a, ok := s.get(id).(nd.Adapter)
-	return a, ok
-}
-
 func (s *server) cq(ref uint64) nd.CompletionQueue {
 	switch ref {
 	case 0:

@@ -64,7 +64,7 @@ func TestErrorRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	if decodeErr(nil, encodeErr(nil)) != nil {
+	if decodeErr(context.Background(), encodeErr(nil)) != nil {
 		t.Error("nil did not stay nil")
 	}
 }
