@@ -200,7 +200,7 @@ func (r *receiveRing) complete(dst []byte) (int, error) {
 func (r *receiveRing) take(dst []byte) (int, error) {
 	res := &r.results[r.head]
 	if err := res.Status.Err(); err != nil {
-		return 0, fmt.Errorf("Receive completed with %w", err)
+		return 0, fmt.Errorf("a Receive completed with %w", err)
 	}
 	n := res.BytesTransferred
 	left := min(n, len(dst))

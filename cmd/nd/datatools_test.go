@@ -230,7 +230,7 @@ func TestDataToolsErrors(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"ping", "-c", "127.0.0.1:54998"}, []string{"nd ping: Connect to 127.0.0.1:54998", "ND_CONNECTION_REFUSED"}},
+		{[]string{"ping", "-c", "127.0.0.1:54998"}, []string{"nd ping: connecting to 127.0.0.1:54998", "ND_CONNECTION_REFUSED"}},
 		{[]string{"rdmaping", "-s", "-timeout", "50ms"}, []string{"GetConnectionRequest on port 54326", "ND_CANCELED"}},
 		{[]string{"rdmapingpong", "-s", "-timeout", "50ms"}, []string{"GetConnectionRequest on port 54327", "ND_CANCELED"}},
 		{[]string{"ping", "-n", "33"}, []string{"-n 33: the adapter allows 32"}},

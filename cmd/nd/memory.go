@@ -175,7 +175,7 @@ func (s *session) bindWindow(res *nd.Result, mr nd.MemoryRegion, buf []byte, rig
 	desc, err := s.ep.Bind(res, mr, mw, buf, rights)
 	if err != nil {
 		mw.Close()
-		return nil, nd.MWDescriptor{}, fmt.Errorf("Bind of %d bytes: %w", len(buf), err)
+		return nil, nd.MWDescriptor{}, fmt.Errorf("binding %d bytes: %w", len(buf), err)
 	}
 	return mw, desc, nil
 }

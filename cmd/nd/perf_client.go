@@ -241,7 +241,7 @@ func (pc *perfConn) send(m perfMsg) error {
 		sgl = pc.sgl[:]
 	}
 	if err := pc.s.ep.Send(&pc.ctrlRes, sgl, 0); err != nil {
-		return fmt.Errorf("Send of a %s message: %w", perfKindName(m.kind), err)
+		return fmt.Errorf("sending a %s message: %w", perfKindName(m.kind), err)
 	}
 	pc.ctrlBusy = true
 	pc.credits--

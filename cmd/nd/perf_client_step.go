@@ -175,7 +175,7 @@ func (pc *perfConn) ping(sgl []nd.SGE) error {
 		pc.pollRoom = func() error { return pc.handle(pc.reaper.poll()) }
 	}
 	if err := sendWhenRoom(pc.ctx, pc.s.ep, res, sgl, flags, pc.pollRoom); err != nil {
-		return fmt.Errorf("Send: %w", err)
+		return fmt.Errorf("posting a Send: %w", err)
 	}
 	if signaled {
 		pc.ops.posted()
@@ -196,7 +196,7 @@ func (pc *perfConn) ping(sgl []nd.SGE) error {
 // readOnce makes one RDMA Read and waits for it.
 func (pc *perfConn) readOnce(sgl []nd.SGE) error {
 	if err := pc.s.ep.Read(pc.ops.next(), sgl, pc.remote, 0, 0); err != nil {
-		return fmt.Errorf("Read: %w", err)
+		return fmt.Errorf("posting a Read: %w", err)
 	}
 	pc.ops.posted()
 	for pc.ops.pending > 0 {
@@ -222,7 +222,7 @@ func (pc *perfConn) writeRound(sgl []nd.SGE, size int) error {
 	}
 	pc.buf[last] = ping
 	if err := pc.s.ep.Write(pc.ops.next(), sgl, pc.remote, 0, 0); err != nil {
-		return fmt.Errorf("Write: %w", err)
+		return fmt.Errorf("posting a Write: %w", err)
 	}
 	pc.ops.posted()
 	var pace pacer

@@ -525,10 +525,10 @@ func (d *rcmData) serveSends(results []nd.Result, sgl []nd.SGE) error {
 			switch {
 			case rcnt < d.iters && r == &results[rcnt%d.rxd]:
 				if err := r.Status.Err(); err != nil {
-					return fmt.Errorf("Receive %d completed with %w", rcnt, err)
+					return fmt.Errorf("the Receive of message %d completed with %w", rcnt, err)
 				}
 				if r.BytesTransferred != d.size {
-					return fmt.Errorf("Send %d has %d bytes, want %d (-s)", rcnt, r.BytesTransferred, d.size)
+					return fmt.Errorf("message %d has %d bytes, want %d (-s)", rcnt, r.BytesTransferred, d.size)
 				}
 				if rcnt == 0 {
 					d.start = time.Now()

@@ -64,7 +64,7 @@ func (c *perfConfig) drive(ctx context.Context, a nd.Adapter, remote netip.AddrP
 			}
 		}
 		if err := pc.s.conn.Disconnect(ctx); err != nil {
-			return fmt.Errorf("Disconnect: %w", err)
+			return fmt.Errorf("disconnecting: %w", err)
 		}
 	}
 	return rep.finish()

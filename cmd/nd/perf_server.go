@@ -338,7 +338,7 @@ func (sv *perfServed) post(kind uint32, value uint64, w windowMsg) error {
 	b := perfMsg{kind: kind, credits: uint32(sv.owed), value: value, window: w}.put(sv.replyBuf[i*perfMsgSize:])
 	sv.sgl[0] = nd.SGE{Buffer: b, Region: sv.replyMR}
 	if err := sv.s.ep.Send(sv.sends.next(), sv.sgl[:], 0); err != nil {
-		return fmt.Errorf("Send of a %s message: %w", perfKindName(kind), err)
+		return fmt.Errorf("sending a %s message: %w", perfKindName(kind), err)
 	}
 	sv.sends.posted()
 	sv.owed = 0

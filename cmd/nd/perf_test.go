@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -309,8 +308,9 @@ func buildNd(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goTool); err != nil {
+	// go test puts its own toolchain's bin directory first in the test's PATH.
+	goTool, err := exec.LookPath("go")
+	if err != nil {
 		t.Skipf("no go command to build nd with: %v", err)
 	}
 	bin := filepath.Join(t.TempDir(), "nd")
@@ -360,7 +360,7 @@ func TestPerfUsage(t *testing.T) {
 // TestPerfErrors checks failures that reach the network.
 func TestPerfErrors(t *testing.T) {
 	code, _, stderr := runNd(t, "perf", "send_bw", "--provider", "tcp", "-n", "1", "127.0.0.1:1")
-	if code != 1 || !strings.Contains(stderr, "Connect to 127.0.0.1:1") || !strings.Contains(stderr, "ND_CONNECTION_REFUSED") {
+	if code != 1 || !strings.Contains(stderr, "connecting to 127.0.0.1:1") || !strings.Contains(stderr, "ND_CONNECTION_REFUSED") {
 		t.Errorf("exit status %d, stderr:\n%s", code, stderr)
 	}
 	code, _, stderr = runNd(t, "perf", "send_bw", "--server", "-p", "0", "--provider", "tcp", "-timeout", "50ms")

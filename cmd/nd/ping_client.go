@@ -105,7 +105,7 @@ func (c *pingConfig) drive(ctx context.Context, a nd.Adapter, remote netip.AddrP
 		return err
 	}
 	if err := s.conn.Disconnect(ctx); err != nil {
-		return fmt.Errorf("Disconnect: %w", err)
+		return fmt.Errorf("disconnecting: %w", err)
 	}
 	return nil
 }

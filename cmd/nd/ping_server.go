@@ -152,7 +152,7 @@ func (k *sink) reply() error {
 	pingReply{credits: uint32(k.owed), syncs: k.syncs}.put(b)
 	k.sgl[0] = nd.SGE{Buffer: b, Region: k.replyMR}
 	if err := k.ep.Send(k.replies.next(), k.sgl[:], 0); err != nil {
-		return fmt.Errorf("Send of a reply: %w", err)
+		return fmt.Errorf("sending a reply: %w", err)
 	}
 	k.replies.posted()
 	k.owed, k.syncs = 0, 0

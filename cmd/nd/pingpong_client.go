@@ -78,7 +78,7 @@ func (c *pingpongConfig) drive(ctx context.Context, a nd.Adapter, remote netip.A
 		return err
 	}
 	if err := s.conn.Disconnect(ctx); err != nil {
-		return fmt.Errorf("Disconnect: %w", err)
+		return fmt.Errorf("disconnecting: %w", err)
 	}
 	return nil
 }
@@ -118,7 +118,7 @@ func (p *pinger) await(size int, stamp byte) error {
 			switch {
 			case r == &p.sendRes:
 				if err := r.Status.Err(); err != nil {
-					return fmt.Errorf("Send completed with %w", err)
+					return fmt.Errorf("a Send completed with %w", err)
 				}
 				sent = true
 			case p.recv.owns(r):

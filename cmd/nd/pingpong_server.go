@@ -124,7 +124,7 @@ func (e *echoer) send(n int) error {
 		region = nil
 	}
 	if err := e.ep.Send(e.sends.next(), splitSGL(e.sgl, e.recvBuf[:n], region, e.sges), 0); err != nil {
-		return fmt.Errorf("Send of %d bytes: %w", n, err)
+		return fmt.Errorf("sending %d bytes: %w", n, err)
 	}
 	e.sends.posted()
 	return nil

@@ -119,7 +119,7 @@ func TestPingpongErrors(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"-c", "127.0.0.1:54998"}, []string{"Connect to 127.0.0.1:54998", "ND_CONNECTION_REFUSED"}},
+		{[]string{"-c", "127.0.0.1:54998"}, []string{"connecting to 127.0.0.1:54998", "ND_CONNECTION_REFUSED"}},
 		{[]string{"-provider", "nosuch"}, []string{"OpenProvider nosuch", "ND_NOT_SUPPORTED"}},
 		{[]string{"-n", "33"}, []string{"-n 33: the adapter allows 32"}},
 		{[]string{"-q", "100000"}, []string{"-q 100000: the adapter allows"}},

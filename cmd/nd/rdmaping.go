@@ -149,7 +149,7 @@ func (c *rdmapingConfig) serve(ctx context.Context, a nd.Adapter, l nd.Listener,
 	defer mw.Close()
 	msg := windowMsg{desc: desc, readLimit: uint32(ird)}.put(ctrl)
 	if err := s.ep.Send(&sendRes, []nd.SGE{{Buffer: msg, Region: ctrlMR}}, 0); err != nil {
-		return fmt.Errorf("Send of the window: %w", err)
+		return fmt.Errorf("sending the window: %w", err)
 	}
 	fmt.Fprintf(out, "Accepted a connection from %s: %s of up to %d bytes, %d Reads in flight\n", r.peer, rdmaOpName(h.arg), h.maxSize, ird)
 	// The server has nothing to do until the client is done: it blocks.

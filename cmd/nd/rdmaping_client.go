@@ -118,13 +118,13 @@ func (c *rdmapingConfig) drive(ctx context.Context, a nd.Adapter, remote netip.A
 		return err
 	}
 	if err := s.ep.Send(&doneRes, nil, 0); err != nil {
-		return fmt.Errorf("Send of the final message: %w", err)
+		return fmt.Errorf("sending the final message: %w", err)
 	}
 	if err := rp.waitAll(&doneRes); err != nil {
 		return fmt.Errorf("the final message: %w", err)
 	}
 	if err := s.conn.Disconnect(ctx); err != nil {
-		return fmt.Errorf("Disconnect: %w", err)
+		return fmt.Errorf("disconnecting: %w", err)
 	}
 	return nil
 }

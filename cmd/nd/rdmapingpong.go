@@ -79,7 +79,7 @@ func (c *rdmapingpongConfig) drive(ctx context.Context, a nd.Adapter, remote net
 		return err
 	}
 	if err := p.s.conn.Disconnect(ctx); err != nil {
-		return fmt.Errorf("Disconnect: %w", err)
+		return fmt.Errorf("disconnecting: %w", err)
 	}
 	return nil
 }

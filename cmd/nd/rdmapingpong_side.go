@@ -118,7 +118,7 @@ func (p *rdmaPonger) exchange(active bool, maxSize int) error {
 		p.mw = mw
 		msg := windowMsg{desc: desc}.put(p.ctrl[ctrlMine:])
 		if err := p.s.ep.Send(&p.sendRes, []nd.SGE{{Buffer: msg, Region: p.ctrlMR}}, 0); err != nil {
-			return fmt.Errorf("Send of the window: %w", err)
+			return fmt.Errorf("sending the window: %w", err)
 		}
 		return nil
 	}
@@ -268,7 +268,7 @@ func (p *rdmaPonger) finish(active bool) error {
 	}
 	if active {
 		if err := p.s.ep.Send(&p.sendRes, nil, 0); err != nil {
-			return fmt.Errorf("Send of the final message: %w", err)
+			return fmt.Errorf("sending the final message: %w", err)
 		}
 		if err := p.reaper.waitAll(&p.sendRes); err != nil {
 			return fmt.Errorf("the final message: %w", err)

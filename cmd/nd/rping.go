@@ -311,7 +311,7 @@ func (r *rpingSide) sendInfo(ctx context.Context, what string) error {
 		return err
 	}
 	if err := r.send.Status.Err(); err != nil {
-		return fmt.Errorf("Send of %s completed with %w", what, err)
+		return fmt.Errorf("the Send of %s completed with %w", what, err)
 	}
 	return nil
 }
@@ -351,13 +351,13 @@ func (r *rpingSide) bind(ctx context.Context, buf []byte, flags nd.Flags) (nd.MW
 	var res nd.Result
 	d, err := r.s.ep.Bind(&res, r.mr, mw, buf, flags)
 	if err != nil {
-		return nd.MWDescriptor{}, fmt.Errorf("Bind: %w", err)
+		return nd.MWDescriptor{}, fmt.Errorf("posting a Bind: %w", err)
 	}
 	if err := r.wait.wait(ctx, &res); err != nil {
 		return nd.MWDescriptor{}, err
 	}
 	if err := res.Status.Err(); err != nil {
-		return nd.MWDescriptor{}, fmt.Errorf("Bind completed with %w", err)
+		return nd.MWDescriptor{}, fmt.Errorf("a Bind completed with %w", err)
 	}
 	return d, nil
 }
@@ -388,7 +388,7 @@ func (c *rpingConfig) runClient(ctx context.Context, p nd.Provider, addrs []neti
 		return err
 	}
 	if err := r.s.conn.Disconnect(ctx); err != nil {
-		return fmt.Errorf("Disconnect: %w", err)
+		return fmt.Errorf("disconnecting: %w", err)
 	}
 	return nil
 }

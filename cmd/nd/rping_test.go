@@ -99,7 +99,7 @@ func TestRpingFailures(t *testing.T) {
 		port := ln.Addr().(*net.TCPAddr).Port
 		ln.Close()
 		code, _, stderr := runNd(t, "rping", "-c", "-a", "127.0.0.1", "-p", strconv.Itoa(port), "-C", "1", "-timeout", "30s")
-		if code != 1 || !strings.Contains(stderr, "Connect to 127.0.0.1") {
+		if code != 1 || !strings.Contains(stderr, "connecting to 127.0.0.1") {
 			t.Errorf("exit status %d, want 1 and a Connect error; stderr:\n%s", code, stderr)
 		}
 	})

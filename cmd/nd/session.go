@@ -254,7 +254,7 @@ func (s *session) close() {
 // Post Receives before calling dial.
 func (s *session) dial(ctx context.Context, remote netip.AddrPort, privateData []byte, check func(peerData []byte) error) error {
 	if err := s.conn.Connect(ctx, s.ep, remote, ndProtocol, 0, privateData); err != nil {
-		return fmt.Errorf("Connect to %s: %w", remote, err)
+		return fmt.Errorf("connecting to %s: %w", remote, err)
 	}
 	peer, err := connectionData(s.conn)
 	if err == nil && check != nil {
@@ -274,7 +274,7 @@ func (s *session) dial(ctx context.Context, remote netip.AddrPort, privateData [
 func listen(a nd.Adapter, port uint16) (nd.Listener, error) {
 	l, err := a.Listen(0, ndProtocol, port)
 	if err != nil {
-		return nil, fmt.Errorf("Listen on %s: %w", netip.AddrPortFrom(a.Address(), port), err)
+		return nil, fmt.Errorf("listening on %s: %w", netip.AddrPortFrom(a.Address(), port), err)
 	}
 	return l, nil
 }
@@ -319,7 +319,7 @@ func (r *request) reject(cause error) error {
 // answering privateData. Post Receives before calling accept.
 func (s *session) accept(ctx context.Context, r *request, privateData []byte) error {
 	if err := s.conn.Accept(ctx, s.ep, privateData); err != nil {
-		return fmt.Errorf("Accept from %s: %w", r.peer, err)
+		return fmt.Errorf("accepting the request from %s: %w", r.peer, err)
 	}
 	return nil
 }
