@@ -83,7 +83,6 @@ type link struct {
 	jobHead     int
 	unconf      fifo[sent] // requests sent, waiting for the peer's Ack
 	nextMsg     uint64     // number of the last outbound message
-	ackedUpTo   uint64     // inbound: the last message acknowledged
 	txErr       error
 	readResps   int        // Read responses queued and not yet in the ring
 	maxResps    int        // the peer's read limit (ORD) as negotiated; -1: not yet known
