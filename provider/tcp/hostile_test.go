@@ -1207,7 +1207,7 @@ func hpCases() []hpCase {
 	})
 	add("header/ddp-version-tagged", true, func(rc *hpRaw, hc *hpConn) hpExpect {
 		f := rc.write(hc.W, 0, data16)
-		f[2] = f[2]&^3 | 0
+		f[2] &^= 3 // version 0
 		rc.put(hpRecrc(f, true))
 		return hpExpect{term: ddpTagged(iwarp.TermCodeDDPTaggedVersion)}
 	})
