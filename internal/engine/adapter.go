@@ -15,6 +15,7 @@ type Adapter struct {
 	addr      netip.Addr
 	info      nd.AdapterInfo
 	transport Transport
+	progress  Progress // transport's, if it implements it
 	closed    atomic.Bool
 
 	windowTable
@@ -30,8 +31,9 @@ var _ nd.Adapter = (*Adapter)(nil)
 // NewAdapter opens an adapter on addr with the limits of info, moving its
 // traffic through t.
 func NewAdapter(addr netip.Addr, info nd.AdapterInfo, t Transport) *Adapter {
+	progress, _ := t.(Progress)
 	return &Adapter{
-		addr: addr, info: info, transport: t,
+		addr: addr, info: info, transport: t, progress: progress,
 		windowTable: windowTable{windows: make(map[uint32]*Window)},
 		cqs:         make(map[*CQ]struct{}),
 		connectors:  make(map[*Connector]struct{}),

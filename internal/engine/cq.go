@@ -32,10 +32,11 @@ type CQ struct {
 
 	endpoints []*Endpoint // to terminate on overrun
 
-	// polled mirrors endpoints for GetResults and Notify, which read it
-	// without mu: their links' Pollers move inbound traffic when the
-	// queue is empty (Poller).
-	polled atomic.Pointer[[]*Endpoint]
+	// polled lists the endpoints whose links are Pollers, for GetResults
+	// and Notify, which read it without mu: those links move inbound
+	// traffic when the queue is empty. Written under mu.
+	polled  atomic.Pointer[[]*Endpoint]
+	pollers []*Endpoint
 
 	// live is false only while the queue holds nothing and no completion
 	// is pending for Notify: take then has nothing to do and skips mu.
@@ -153,9 +154,13 @@ func (q *CQ) take(results []*nd.Result) int {
 	return n
 }
 
-// poll lets the links of the queue's endpoints that implement Poller
-// handle what has arrived; it reports whether any handled something.
+// poll lets the transport's readiness set (Progress), or else the links of
+// the queue's endpoints that implement Poller, handle what has arrived; it
+// reports whether any handled something.
 func (q *CQ) poll() bool {
+	if pr := q.a.progress; pr != nil {
+		return pr.Poll()
+	}
 	eps := q.polled.Load()
 	if eps == nil {
 		return false
@@ -169,9 +174,13 @@ func (q *CQ) poll() bool {
 	return moved
 }
 
-// watch tells the Pollers of the queue's endpoints that the application
-// waits instead of polling.
+// watch tells the transport's readiness set, or the Pollers of the
+// queue's endpoints, that the application waits instead of polling.
 func (q *CQ) watch() {
+	if pr := q.a.progress; pr != nil {
+		pr.Watch()
+		return
+	}
 	if eps := q.polled.Load(); eps != nil {
 		for _, ep := range *eps {
 			if p := ep.poller.Load(); p != nil {
@@ -290,26 +299,44 @@ func (q *CQ) Close() error {
 func (q *CQ) attach(ep *Endpoint) {
 	q.mu.Lock()
 	q.endpoints = append(q.endpoints, ep)
-	q.publishPolledLocked()
 	q.mu.Unlock()
-}
-
-// publishPolledLocked copies endpoints into polled.
-func (q *CQ) publishPolledLocked() {
-	eps := slices.Clone(q.endpoints)
-	q.polled.Store(&eps)
 }
 
 func (q *CQ) detach(ep *Endpoint) {
 	q.mu.Lock()
-	for i, e := range q.endpoints {
-		if e == ep {
-			q.endpoints = append(q.endpoints[:i], q.endpoints[i+1:]...)
-			break
-		}
-	}
-	q.publishPolledLocked()
+	q.endpoints = remove(q.endpoints, ep)
 	q.mu.Unlock()
+	q.setPolled(ep, false)
+}
+
+// setPolled adds ep to the endpoints whose links are polled (on), or
+// removes it.
+func (q *CQ) setPolled(ep *Endpoint, on bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	had := slices.Contains(q.pollers, ep)
+	switch {
+	case on && !had:
+		q.pollers = append(q.pollers, ep)
+	case !on && had:
+		q.pollers = remove(q.pollers, ep)
+	default:
+		return
+	}
+	if len(q.pollers) == 0 {
+		q.polled.Store(nil)
+		return
+	}
+	eps := slices.Clone(q.pollers)
+	q.polled.Store(&eps)
+}
+
+// remove returns eps without ep.
+func remove(eps []*Endpoint, ep *Endpoint) []*Endpoint {
+	if i := slices.Index(eps, ep); i >= 0 {
+		return slices.Delete(eps, i, i+1)
+	}
+	return eps
 }
 
 // canceled is the error of a blocking call whose context ended.

@@ -225,10 +225,15 @@ func (ep *Endpoint) attach(link Link, ird, ord int) error {
 	}
 	ep.link, ep.ird, ep.ord = link, ird, ord
 	ep.state = epAccepting
-	if p, ok := link.(Poller); ok {
+	p, polled := link.(Poller)
+	if polled {
 		ep.poller.Store(&p)
 	}
 	ep.mu.Unlock()
+	if polled {
+		ep.inCQ.setPolled(ep, true)
+		ep.outCQ.setPolled(ep, true)
+	}
 	link.Attach(ep)
 	return nil
 }

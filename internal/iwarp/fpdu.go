@@ -34,6 +34,13 @@ func FPDUSize(ulpduLen int) int {
 	return FPDULengthSize + ulpduLen + FPDUPad(ulpduLen) + CRCSize
 }
 
+// FPDUOpcode returns the RDMAP opcode field of the FPDU that b starts with
+// (at least FPDULengthSize+2 bytes), unchecked: ParseFPDUHeader validates
+// it. It is safe for concurrent use.
+func FPDUOpcode(b []byte) Opcode {
+	return Opcode(b[FPDULengthSize+1] & rdmapOpcodeMask)
+}
+
 // FPDUTrailerSize returns the pad-plus-CRC size following a ULPDU of
 // ulpduLen bytes. It is safe for concurrent use.
 func FPDUTrailerSize(ulpduLen int) int { return FPDUPad(ulpduLen) + CRCSize }

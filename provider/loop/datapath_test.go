@@ -20,3 +20,7 @@ func TestDataPathAllocatesNothing(t *testing.T) {
 func TestDataPathBytes(t *testing.T) { ndtest.CheckBytes(t, loop.New(), 4096) }
 
 func BenchmarkDataPath(b *testing.B) { ndtest.Benchmark(b, loop.New()) }
+
+// BenchmarkPeers measures many connections sharing one completion queue a
+// side (ndtest.BenchmarkPeers).
+func BenchmarkPeers(b *testing.B) { ndtest.BenchmarkPeers(b, loop.New(), ndtest.PeerCounts) }

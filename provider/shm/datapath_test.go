@@ -53,3 +53,9 @@ func TestDataPathBytes(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPeers measures many connections sharing one completion queue a
+// side (ndtest.BenchmarkPeers).
+func BenchmarkPeers(b *testing.B) {
+	ndtest.BenchmarkPeers(b, testProvider(b, shm.Config{}), ndtest.PeerCounts)
+}

@@ -1,8 +1,6 @@
 package tcp
 
 import (
-	"time"
-
 	"github.com/godirect/nd"
 )
 
@@ -70,10 +68,6 @@ func (l *link) confirmDueLocked() bool {
 	}
 	return l.urgentSeq > l.coveredSeq || l.sentSeq-l.coveredSeq >= l.silentBatch || l.silentDue
 }
-
-// silentDelay is how long silent Sends and Writes wait for a confirmation
-// that nothing else asks for.
-const silentDelay = time.Millisecond
 
 // sentSilentLocked notes that a silent Send or Write went out unconfirmed:
 // silentTimer makes sure it is confirmed. l.mu held.

@@ -52,3 +52,7 @@ func TestConformanceFirstBuffer(t *testing.T) {
 	tcp.KeepFirstBuffer(t)
 	ndtest.Run(t, loopback())
 }
+
+// BenchmarkPeers measures many connections sharing one completion queue a
+// side (ndtest.BenchmarkPeers).
+func BenchmarkPeers(b *testing.B) { ndtest.BenchmarkPeers(b, loopback(), ndtest.PeerCounts) }

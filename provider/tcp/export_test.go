@@ -17,18 +17,12 @@ func SetDeferLimit(t interface{ Cleanup(func()) }, d time.Duration) {
 	t.Cleanup(func() { deferLimit = old })
 }
 
-// ParkedReaders returns how many readers of p's links wait in the network
-// poller.
-func ParkedReaders(p *Provider) int {
-	parked.mu.Lock()
-	defer parked.mu.Unlock()
-	n := 0
-	for _, l := range parked.byID {
-		if l.t == p.t {
-			n++
-		}
-	}
-	return n
+// LinksInSet returns how many of p's links are in its readiness set.
+func LinksInSet(p *Provider) int {
+	pr := p.t.progress
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return pr.live
 }
 
 // LinkInfo is what a test sees of a link: its socket's congestion control,

@@ -131,7 +131,7 @@ func (l *link) activeReply() {
 	}
 	l.ourIRD = int(l.req.IRD)
 	l.events.Accepted(appLimit(rep.IRD, godirect), appLimit(rep.ORD, godirect), user)
-	l.readLoop()
+	l.startReading()
 }
 
 // passive runs the passive side of an accepted TCP connection: read the
@@ -171,7 +171,7 @@ func (t *transport) passive(pl *portListener, c *net.TCPConn) {
 	if req.Enhanced {
 		ird, ord = appLimit(req.IRD, godirect), appLimit(req.ORD, godirect)
 	}
-	// The reader counts from before the application can end the link
+	// The handshake counts from before the application can end the link
 	// (shutdown waits for it).
 	l.wg.Add(1)
 	defer l.wg.Done()
@@ -189,7 +189,16 @@ func (t *transport) passive(pl *portListener, c *net.TCPConn) {
 		c.Close()
 		return
 	}
-	l.readLoop()
+	l.startReading()
+}
+
+// startReading hands the link, its handshake over, to its readers: the
+// provider's readiness set, or its own reader goroutine (perLink).
+func (l *link) startReading() {
+	if err := l.t.progress.add(l); err != nil {
+		l.logf("readiness set", err)
+		l.shutdown(nd.ErrInsufficientResources, nil, true)
+	}
 }
 
 // writeReject answers a request with an MPA reply carrying R.
@@ -244,7 +253,7 @@ func (l *link) Accept(ird, ord int, privateData []byte) error {
 	events := l.events
 	l.mu.Unlock()
 	if rep.PeerToPeer {
-		l.conn.SetReadDeadline(time.Now().Add(l.t.p.cfg.HandshakeTimeout))
+		l.rtrTimer = time.AfterFunc(l.t.p.cfg.HandshakeTimeout, l.rtrExpired)
 	}
 	l.conn.SetWriteDeadline(time.Now().Add(l.t.p.cfg.HandshakeTimeout))
 	_, err = l.conn.Write(frame)
@@ -261,6 +270,17 @@ func (l *link) Accept(ird, ord int, privateData []byte) error {
 		events.Ready()
 	}
 	return nil
+}
+
+// rtrExpired ends a passive connection whose ready-to-receive frame did
+// not come within HandshakeTimeout of the reply.
+func (l *link) rtrExpired() {
+	l.mu.Lock()
+	waiting := l.awaitRTR && !l.closing
+	l.mu.Unlock()
+	if waiting {
+		l.shutdown(nd.ErrIOTimeout, nil, true)
+	}
 }
 
 // Reject implements engine.Link: an MPA reject on the passive side; on

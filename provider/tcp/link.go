@@ -16,18 +16,17 @@ import (
 
 // link is one TCP connection carrying one ND connection (engine.Link).
 //
-// Inbound FPDUs are parsed and placed by whoever holds rxMu: the
-// application's polls of the endpoint's completion queues (Poll), or else
-// the reader goroutine. Outbound messages are sent by whoever holds txMu: a
-// post of a small request, on the poster's goroutine (Transmit), or else
-// the writer goroutine. On one processor this spares a switch between
-// goroutines per message in each direction. What the two sides share is
-// guarded by mu.
+// Inbound FPDUs are parsed and placed by whoever holds rxMu: a poller of the
+// provider's readiness set (an application poll, or the progress goroutine;
+// progress.go), or, on perLink platforms, the link's reader goroutine.
+// Outbound messages are sent by whoever holds txMu: a post of a small
+// request, on the poster's goroutine (Transmit), or else the writer
+// goroutine. What the two sides share is guarded by mu.
 type link struct {
 	t      *transport
 	conn   *net.TCPConn
-	br     *rxBuffer
-	sr     *spinReader // under br
+	sock   *socket
+	br     *rxBuffer // over sock
 	active bool
 	local  netip.AddrPort
 	remote netip.AddrPort
@@ -46,44 +45,32 @@ type link struct {
 
 	ep atomic.Pointer[engine.Endpoint]
 	rx atomic.Uint64 // inbound FPDUs, for the response watchdog
-	// inSyscall counts reads and writes of at least longRead bytes in
-	// progress: pollers yield the processor to them (poll.go).
-	inSyscall atomic.Int32
-	// polls counts Poll calls: the application polls an empty completion
-	// queue of the endpoint, and the reader keeps polling the socket.
-	polls atomic.Uint64
 
-	// The parser: br (through sr), rs. rxStarted: the handshake is over
-	// and rs is in use.
-	rxMu      sync.Mutex
-	rs        readerState
-	rxStarted atomic.Bool
-	rxGrows   bool          // the reader's buffer grows for bulk traffic (set once)
-	rxKicked  atomic.Bool   // a poll left a long FPDU to the reader
-	rxKick    chan struct{} // wakes a reader waiting for kicks
-	rxParked  atomic.Bool   // the reader waits in the network poller
-	parkedID  int32         // its key in the process's parked set (its mu)
-	parkCtl   parkCtl       // the set's epoll_ctl for this link (its mu)
-	appWaits  atomic.Bool   // the application waits in Notify (Watch)
+	// The parser: br, rs. rxStarted: the handshake is over and rs is in
+	// use. slot: the link's place in the readiness set (the progress's
+	// mu; -1 outside it); handledRound: the set's last poll that found it
+	// ready.
+	rxMu         sync.Mutex
+	rs           readerState
+	rxStarted    atomic.Bool
+	rxGrows      bool          // the reader's buffer grows for bulk traffic (set once)
+	rxDone       chan struct{} // closed when the reading stopped (stopReading)
+	slot         int32
+	handledRound uint64
+	rtrTimer     *time.Timer // passive: ends a handshake whose ready-to-receive frame never comes
 
 	// The transmitter: snd, wst, txBatch (the jobs being sent) and tail
 	// (bytes of an inline send the socket did not take yet; tailPending
-	// says so under mu). txDeferred: a zero-length Read Response was
-	// queued; the writer yields once before sending it, so that it leaves
-	// with the application's answer.
+	// says so under mu). txDeferred: a zero-length Read Response is held
+	// back (deferTx) and the link is in the progress's held list.
 	txMu       sync.Mutex
 	snd        *sender
 	wst        writerState
 	txBatch    []job
 	tail       []byte
-	txDeferred atomic.Bool // written under the transport's heldMu
-	// heldPolls: the poll count when the held-back response was queued
-	// (transport's heldMu); the link is in the transport's held list
-	// while txDeferred is set.
-	heldPolls  uint64
+	txDeferred atomic.Bool // written under the progress's heldMu
 	deferArmed atomic.Bool // deferTimer runs
 	deferTimer *time.Timer // ends a deferral that nothing else ended
-	sock       rawWriter
 
 	mu            sync.Mutex
 	wake          chan struct{} // the writer's doorbell
@@ -162,25 +149,6 @@ type sentEntry struct {
 	msn uint32 // Sends: the message's MSN
 }
 
-// The reader's buffer: headers and the FPDUs that fit in it come through
-// it; the payloads of longer ones are read straight into place.
-//
-//   - rxBufferSize, a link's first: 16 KiB holds a 4 KiB Send whole (one
-//     read); 4 KiB made it two, or a hand-over to the reader goroutine.
-//   - rxBulkBufferSize, once an FPDU longer than that arrives on a link
-//     whose congestion control is not BBR (bulkBufferSuits): the buffer
-//     grows so that every FPDU fits and one read takes several of them,
-//     for one more copy of each payload in user space. Reading each long
-//     payload straight into place took two system calls per FPDU (header,
-//     payload): with reno, 1 MiB send_bw went from about 5 to 8 GB/s over
-//     loopback and over a veth pair. With BBR it went down, from 4.9 to
-//     3.4 GB/s over loopback and from 3.2 to 1.4 over veth
-//     (docs/tcp-transport.md).
-const (
-	rxBufferSize     = 16 << 10
-	rxBulkBufferSize = 256 << 10
-)
-
 // Test seams, set by tests before the links they concern are made:
 // testLinkMade sees every link made; testKeepFirstBuffer keeps every
 // reader's first buffer (the direct reads of long payloads).
@@ -190,16 +158,16 @@ var (
 )
 
 func newLink(t *transport, c *net.TCPConn, active bool) *link {
-	l := &link{t: t, conn: c, active: active, wake: make(chan struct{}, 1), rxKick: make(chan struct{}, 1)}
-	l.sr = newSpinReader(l, c, t.p.cfg.Spin)
-	l.br = newRxBuffer(l.sr, rxBufferSize)
+	l := &link{t: t, conn: c, active: active, wake: make(chan struct{}, 1), rxDone: make(chan struct{}), slot: -1}
+	l.rs.confirmed = make([]sentEntry, 0, 64)
+	l.sock = newSocket(c)
+	l.br = newRxBuffer(l.sock, rxBufferSize)
 	l.rxGrows = bulkBufferSuits(c) && !testKeepFirstBuffer
 	if testLinkMade != nil {
 		testLinkMade(l)
 	}
 	l.snd = newSender(l)
 	l.wst.pieces = make([][]byte, 0, 32)
-	l.sock.init(c)
 	l.deferTimer = time.AfterFunc(time.Hour, l.deferExpired)
 	l.deferTimer.Stop()
 	l.silentTimer = time.AfterFunc(time.Hour, l.silentExpired)
@@ -247,10 +215,14 @@ func (l *link) Transmit(wr *engine.WorkRequest) (bool, nd.Status) {
 	return false, nd.Success
 }
 
-// ring wakes the writer.
+// ring wakes the writer (and has the next application poll yield the
+// processor to it: see progress.poll).
 func (l *link) ring() {
 	select {
 	case l.wake <- struct{}{}:
+		if !l.t.progress.woke.Load() {
+			l.t.progress.woke.Store(true)
+		}
 	default:
 	}
 }
@@ -355,7 +327,10 @@ func (l *link) shutdown(status nd.Status, term *iwarp.Terminate, notify bool) {
 	l.deferTimer.Stop()
 	l.silentTimer.Stop()
 	l.mu.Unlock()
-	l.takeDeferred() // out of the transport's list; the writer ends
+	if l.rtrTimer != nil {
+		l.rtrTimer.Stop()
+	}
+	l.takeDeferred() // out of the held list; the writer ends
 	if writer {
 		// The writer sends the Terminate and closes the socket; a peer
 		// that does not read cannot hold it for long, nor one that never
@@ -373,12 +348,36 @@ func (l *link) shutdown(status nd.Status, term *iwarp.Terminate, notify bool) {
 	}
 	go func() {
 		l.wg.Wait()
+		l.endReading()
 		l.conn.Close()
 		l.cleanup()
 	}()
 	if notify && events != nil {
 		events.Closed(status)
 	}
+}
+
+// endReading waits, after shutdown, until the link's pollers met the end
+// of the peer's stream, or a second passed: reading on to the end keeps
+// the close from resetting the connection while the peer's last frames
+// (a Terminate) are unread. It then stops the reading, cancels the
+// Receive a Send was filling, and takes the link out of the readiness set.
+func (l *link) endReading() {
+	if !perLink && l.rxStarted.Load() {
+		t := time.NewTimer(time.Second)
+		select {
+		case <-l.rxDone:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	l.rxMu.Lock()
+	if !l.rs.stopped {
+		l.stopReading()
+	}
+	l.rxEnd(&l.rs)
+	l.rxMu.Unlock()
+	l.t.progress.remove(l)
 }
 
 // cleanup completes what the link still owns once nothing else runs.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"runtime"
-	"time"
 
 	"github.com/godirect/nd"
 	"github.com/godirect/nd/internal/engine"
@@ -84,34 +83,59 @@ func (rs *readerState) chunk() []byte {
 	return nil
 }
 
-// readLoop is the reader goroutine: it parses inbound FPDUs and places
-// their payload until the link ends, whenever the application's polls do
-// not (Poll). It waits for data without holding rxMu, so that a poll can
-// take what arrives; inside an FPDU whose bytes are still coming it waits
-// holding rxMu.
+// pollRx handles, without waiting, the FPDUs that have arrived, unless
+// someone else holds rxMu; with nothing new, a response held back for the
+// application's answer leaves. It reports whether it handled any. Safe for
+// concurrent use, also after the link ended.
+func (l *link) pollRx() bool {
+	if !l.rxStarted.Load() || !l.rxMu.TryLock() {
+		return false
+	}
+	handled := false
+	if !l.rs.stopped {
+		var err error
+		if handled, err = l.rxStep(&l.rs, true); err != nil {
+			l.stopReading()
+			// A socket at its end stays ready: the set stops
+			// reporting it before the link leaves it.
+			l.t.progress.kset.quiet(l)
+		}
+	}
+	l.rxMu.Unlock()
+	if !handled {
+		l.flushDeferred()
+	}
+	return handled
+}
+
+// stopReading marks the end of the link's inbound stream: nothing more is
+// parsed. rxMu held.
+func (l *link) stopReading() {
+	l.rs.stopped = true
+	close(l.rxDone)
+}
+
+// readLoop is a link's reader goroutine on perLink platforms: it parses
+// inbound FPDUs and places their payload, reading blocking, until the link
+// ends.
 func (l *link) readLoop() {
+	defer l.wg.Done()
 	rs := &l.rs
-	rs.confirmed = make([]sentEntry, 0, 64)
-	l.rxStarted.Store(true)
 	for {
-		err := l.sr.awaitInput()
 		l.rxMu.Lock()
-		switch {
-		case rs.stopped:
-		case err != nil:
-			l.lost(err)
-			rs.stopped = true
-		default:
+		if !rs.stopped {
 			if _, err := l.rxStep(rs, false); err != nil {
-				rs.stopped = true
+				l.stopReading()
 			}
 		}
-		if rs.stopped {
+		stopped := rs.stopped
+		if stopped {
 			l.rxEnd(rs)
-			l.rxMu.Unlock()
-			return
 		}
 		l.rxMu.Unlock()
+		if stopped {
+			return
+		}
 		if l.txDeferred.Load() {
 			// Let the application answer what arrived first, so that a
 			// held-back response leaves with its answer.
@@ -133,11 +157,10 @@ func (l *link) rxEnd(rs *readerState) {
 }
 
 // rxStep handles the FPDUs that have arrived and reports whether it handled
-// any; rxMu held. A poll (poll set) never waits: it starts an FPDU once its
-// header, and the whole of it unless it is longer than the buffer, is
-// buffered, and takes as much of a long payload as has arrived. The reader
-// goroutine waits for the rest of an FPDU it started. An error means the
-// link ended.
+// any; rxMu held. A poll (poll set) never waits: it takes as much of an
+// FPDU as has arrived and goes on with it at the next poll. The reader
+// goroutine of perLink platforms waits for the rest of an FPDU it started.
+// An error means the link ended.
 func (l *link) rxStep(rs *readerState, poll bool) (bool, error) {
 	handled := false
 	for {
@@ -152,18 +175,24 @@ func (l *link) rxStep(rs *readerState, poll bool) (bool, error) {
 				l.br.grow(rxBulkBufferSize)
 			}
 		}
-		if poll && (rs.cur || need > l.br.Size()) && l.kickReader() {
-			// A long FPDU, or one the reader goroutine started: the
-			// reader reads it, straight into place with blocking reads.
-			return handled, nil
-		}
-		if need > l.br.Size() {
-			need = len(rs.hdr) // a poll starts a long FPDU with its header
+		// An FPDU is started once its header, and the body a Read
+		// Request or Terminate carries, are buffered (all of it when it
+		// is shorter); its payload is taken as it comes. A header that
+		// promises more than will come is caught at once.
+		if need > len(rs.hdr) && buffered >= len(rs.hdr) {
+			b, _ := l.br.Peek(len(rs.hdr))
+			if op := iwarp.FPDUOpcode(b); op == iwarp.OpReadRequest || op == iwarp.OpTerminate {
+				need = min(need, len(rs.hdr)+len(rs.body))
+			} else {
+				need = len(rs.hdr)
+			}
+		} else {
+			need = min(need, len(rs.hdr))
 		}
 		if rs.cur || buffered >= need || !poll && buffered > 0 {
-			l.sr.nonblock = poll
+			l.sock.nonblock = poll
 			err := l.readFPDU(rs)
-			l.sr.nonblock = false
+			l.sock.nonblock = false
 			switch {
 			case err == errAgain:
 				return handled, nil
@@ -182,15 +211,13 @@ func (l *link) rxStep(rs *readerState, poll bool) (bool, error) {
 			continue
 		}
 		// Take what the socket holds, without waiting.
-		l.sr.nonblock = true
+		l.sock.nonblock = true
 		_, err := l.br.Peek(need)
-		l.sr.nonblock = false
+		l.sock.nonblock = false
 		switch {
 		case l.br.Buffered() > buffered:
 		case err == nil || errors.Is(err, errAgain):
 			return handled, nil
-		case poll:
-			return handled, nil // the reader goroutine reports it
 		default:
 			return handled, l.lost(err)
 		}
@@ -253,7 +280,7 @@ func (l *link) readFPDU(rs *readerState) error {
 		}
 	}
 	tl := rs.h.TrailerLen()
-	if l.sr.nonblock && l.br.Buffered() < tl {
+	if l.sock.nonblock && l.br.Buffered() < tl {
 		if _, err := l.br.Peek(tl); err != nil {
 			return l.readError(err)
 		}
@@ -379,7 +406,7 @@ func (l *link) firstInbound(h *iwarp.FPDUHeader, plen int) error {
 	if !awaiting {
 		return nil
 	}
-	l.conn.SetReadDeadline(time.Time{})
+	l.rtrTimer.Stop()
 	switch {
 	case h.Opcode == iwarp.OpWrite && plen == 0,
 		h.Opcode == iwarp.OpReadRequest,
@@ -540,7 +567,7 @@ func (l *link) rxReadRequest(body, ulpdu []byte) error {
 	l.mu.Unlock()
 	if rr.Size == 0 {
 		l.deferTx()
-	} else {
+	} else if !l.sendInline() {
 		l.ring()
 	}
 	return nil

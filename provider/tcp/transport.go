@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/netip"
 	"sync"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/godirect/nd"
@@ -22,16 +21,11 @@ type transport struct {
 	mu        sync.Mutex
 	listeners map[netip.AddrPort]*portListener
 
-	// The links holding back a response for their application's answer
-	// (deferTx); heldCount is len(held), read without heldMu by every
-	// poll.
-	heldMu    sync.Mutex
-	held      []*link
-	heldCount atomic.Int32
+	progress *progress // the readiness set of every link of the provider
 }
 
 func newTransport(p *Provider) *transport {
-	return &transport{p: p, listeners: make(map[netip.AddrPort]*portListener)}
+	return &transport{p: p, listeners: make(map[netip.AddrPort]*portListener), progress: newProgress(&p.cfg)}
 }
 
 // portListener is one TCP listening socket and the ND listeners on it, by

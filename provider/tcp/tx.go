@@ -10,19 +10,6 @@ import (
 	"github.com/godirect/nd/internal/iwarp"
 )
 
-const (
-	maxIovecs     = 512      // iovecs per writev
-	scratchSize   = 32 << 10 // header and trailer bytes per writev
-	maxBatchBytes = 4 << 20  // payload bytes per writev
-	fpduScratch   = 64       // scratch bytes that one FPDU header and trailer need at most
-
-	// A batch of at most inlineJobs jobs and inlineBytes payload bytes is
-	// sent on the posting goroutine, copied into one buffer and written
-	// with one non-blocking write.
-	inlineJobs  = 32
-	inlineBytes = 8 << 10
-)
-
 // partialInlineWrites counts inline sends the socket took only in part
 // (for tests: the path is rare).
 var partialInlineWrites atomic.Uint64
@@ -65,16 +52,7 @@ func (s *sender) flush() error {
 		return nil
 	}
 	s.bufs = s.iov
-	// A long write copies inside the kernel for a while: pollers on this
-	// processor yield to it meanwhile (Poll, spinReader).
-	long := s.bytes >= longRead
-	if long {
-		s.l.inSyscall.Add(1)
-	}
 	_, err := s.bufs.WriteTo(s.l.conn)
-	if long {
-		s.l.inSyscall.Add(-1)
-	}
 	clear(s.iov)
 	s.iov, s.scratch, s.bytes = s.iov[:0], s.scratch[:0], 0
 	return err
@@ -179,7 +157,7 @@ func (s *sender) flushInline() (tailLeft bool, err error) {
 	if len(s.flat) == 0 {
 		return false, nil
 	}
-	n, err := l.sock.write(s.flat)
+	n, err := l.sock.writeNow(s.flat)
 	s.scratch, s.bytes = s.scratch[:0], 0
 	if err != nil {
 		s.flat = s.flat[:0]
@@ -275,7 +253,7 @@ func (l *link) writerClose() {
 // few and small, the writer is not busy and no earlier send is half out;
 // it reports whether it did (false: the writer must).
 func (l *link) sendInline() bool {
-	if !spinSupported || !l.txMu.TryLock() {
+	if !rawIO || !l.txMu.TryLock() {
 		return false
 	}
 	sent := l.transmitLocked(true)

@@ -1,0 +1,371 @@
+package tcp
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/godirect/nd/internal/engine"
+)
+
+var _ engine.Progress = (*transport)(nil)
+
+// progress is a provider's readiness set: every link of the provider whose
+// handshake is over, kept in one readiness set of the kernel's (readySet:
+// epoll on Linux) so that finding the links with inbound bytes costs the
+// same whatever their number. Whoever holds mu moves those bytes: an
+// application poll of any completion queue of the provider (Poll), or the
+// progress goroutine (run) while no application polls. Where the kernel
+// offers no such set, each link's reader goroutine moves its own bytes
+// instead (readySet.perLink).
+type progress struct {
+	cfg *Config
+
+	// mu: the set's poller (one application poll, or the progress
+	// goroutine), and the slot table.
+	mu    sync.Mutex
+	kset  readySet
+	slots []*link // by slot; nil: free
+	free  []int32
+	live  int
+	// direct is the slot table's links while they are at most
+	// directPollLinks (nil otherwise): an application poll reads each
+	// of them instead of asking the kernel which are ready.
+	direct atomic.Pointer[[]*link]
+	events []readyEvent // the application poll's (mu)
+	round  uint64       // polls of the set so far (mu): links note the round that handled them
+
+	// polls counts application polls; watched is set while an
+	// application waits in Notify and nobody polls (Watch); woke is set
+	// when a link woke its writer goroutine.
+	polls   atomic.Uint64
+	watched atomic.Bool
+	woke    atomic.Bool
+
+	// The progress goroutine: it runs while the set holds links.
+	running bool          // under mu
+	wake    chan struct{} // wakes it from its hand-off timer
+
+	// The links holding back a response for their application's answer
+	// (deferTx); heldCount is len(held).
+	heldMu    sync.Mutex
+	held      []*link
+	heldCount atomic.Int32
+}
+
+// readyEvent is a link the kernel found ready, by slot.
+type readyEvent = int32
+
+func newProgress(cfg *Config) *progress {
+	return &progress{cfg: cfg, wake: make(chan struct{}, 1), events: make([]readyEvent, readyBatch)}
+}
+
+// Poll implements engine.Progress: an application poll of one of the
+// provider's completion queues found it empty. It moves the inbound bytes
+// of the links that have some, unless another goroutine is doing so.
+func (t *transport) Poll() bool { return t.progress.poll() }
+
+// Watch implements engine.Progress: an application waits in Notify; the
+// progress goroutine moves the bytes from now on, until a poll.
+func (t *transport) Watch() { t.progress.watch() }
+
+func (p *progress) poll() bool {
+	if perLink {
+		return false // the links' reader goroutines move the bytes
+	}
+	p.polls.Add(1)
+	if p.watched.Load() {
+		p.watched.Store(false)
+	}
+	if p.woke.Load() {
+		// A writer goroutine has bytes to send: on a process confined
+		// to one processor, an application polling in a loop would leave
+		// it none until the scheduler preempts the loop, 10 ms on.
+		p.woke.Store(false)
+		runtime.Gosched()
+	}
+	if d := p.direct.Load(); d != nil {
+		// Few links: a non-blocking read of each costs what asking the
+		// kernel would, and the read that finds bytes is already made.
+		handled := false
+		for _, l := range *d {
+			if l.pollRx() {
+				handled = true
+			}
+		}
+		return handled
+	}
+	if !p.mu.TryLock() {
+		return false // another poller moves the bytes
+	}
+	handled := p.serveLocked(p.kset.wait(p.events, 0))
+	p.mu.Unlock()
+	return handled
+}
+
+// serveLocked moves the inbound bytes of the ready links (by slot), then
+// sends the responses that links not among them hold back: their
+// application has nothing new to answer. mu held.
+func (p *progress) serveLocked(ready []readyEvent) bool {
+	p.round++
+	handled := false
+	for _, slot := range ready {
+		if int(slot) < len(p.slots) {
+			if l := p.slots[slot]; l != nil && l.pollRx() {
+				l.handledRound = p.round
+				handled = true
+			}
+		}
+	}
+	if p.heldCount.Load() > 0 {
+		p.releaseHeld(p.round)
+	}
+	return handled
+}
+
+func (p *progress) watch() {
+	if perLink {
+		return
+	}
+	p.mu.Lock()
+	p.watchLocked()
+	p.mu.Unlock()
+}
+
+// watchLocked wakes the progress goroutine, wherever it waits; mu held
+// (the set stays open meanwhile).
+func (p *progress) watchLocked() {
+	p.watched.Store(true)
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+	p.kset.interrupt()
+}
+
+// add puts a link whose handshake is over into the set; from now on the
+// set's pollers move its inbound bytes. An error (the kernel refused it)
+// leaves the link out of the set.
+func (p *progress) add(l *link) error {
+	if perLink {
+		l.rxStarted.Store(true)
+		l.wg.Add(1)
+		go l.readLoop()
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.kset.open(); err != nil {
+		return err
+	}
+	var slot int32
+	if n := len(p.free); n > 0 {
+		slot, p.free = p.free[n-1], p.free[:n-1]
+	} else {
+		slot = int32(len(p.slots))
+		p.slots = append(p.slots, nil)
+	}
+	if err := p.kset.add(l, slot); err != nil {
+		p.free = append(p.free, slot)
+		return err
+	}
+	l.slot = slot
+	p.slots[slot] = l
+	p.live++
+	l.rxStarted.Store(true)
+	p.publishDirectLocked()
+	if !p.running {
+		p.running = true
+		go p.run()
+	}
+	return nil
+}
+
+// remove takes a link out of the set once nothing reads it any more.
+func (p *progress) remove(l *link) {
+	if perLink {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if l.slot < 0 || int(l.slot) >= len(p.slots) || p.slots[l.slot] != l {
+		return
+	}
+	p.kset.remove(l)
+	p.slots[l.slot] = nil
+	p.free = append(p.free, l.slot)
+	l.slot = -1
+	p.live--
+	p.publishDirectLocked()
+	if p.live == 0 {
+		p.watchLocked() // the progress goroutine ends, and closes the set
+	}
+}
+
+// publishDirectLocked refreshes direct; mu held.
+func (p *progress) publishDirectLocked() {
+	if p.live == 0 || p.live > directPollLinks {
+		p.direct.Store(nil)
+		return
+	}
+	d := make([]*link, 0, p.live)
+	for _, l := range p.slots {
+		if l != nil {
+			d = append(d, l)
+		}
+	}
+	p.direct.Store(&d)
+}
+
+// run is the progress goroutine. While an application polls (or Notify's
+// waiter was just woken and will), the polls move the bytes and it only
+// checks, every pollerGone, that they go on. When they stop, or an
+// application waits in Notify, it moves the bytes itself: it polls the set
+// for up to Config.Spin, then waits in the kernel.
+func (p *progress) run() {
+	timer := time.NewTimer(pollerGone)
+	defer timer.Stop()
+	events := make([]readyEvent, readyBatch)
+	seen := p.polls.Load()
+	for {
+		if !p.watched.Load() {
+			timer.Reset(pollerGone)
+			select {
+			case <-timer.C:
+			case <-p.wake:
+			}
+			if p.ended() {
+				return
+			}
+			if now := p.polls.Load(); now != seen && !p.watched.Load() {
+				seen = now
+				continue
+			}
+		}
+		if !p.serve(events, &seen) {
+			return
+		}
+	}
+}
+
+// serve moves the bytes for as long as no application polls; it returns
+// false when the set emptied (the goroutine ends).
+func (p *progress) serve(events []readyEvent, seen *uint64) bool {
+	spinUntil := time.Now().Add(p.cfg.Spin)
+	for i := 1; ; i++ {
+		timeout := -1
+		if p.cfg.Spin > 0 && (i&15 != 0 || time.Now().Before(spinUntil)) {
+			timeout = 0
+		}
+		ready := p.kset.wait(events, timeout)
+		if p.ended() {
+			return false
+		}
+		if len(ready) > 0 || p.heldCount.Load() > 0 {
+			p.mu.Lock()
+			if p.serveLocked(ready) {
+				spinUntil = time.Now().Add(p.cfg.Spin)
+			}
+			p.mu.Unlock()
+		}
+		if now := p.polls.Load(); now != *seen && !p.watched.Load() {
+			*seen = now
+			return true // an application polls again
+		}
+		if timeout == 0 {
+			runtime.Gosched()
+		}
+	}
+}
+
+// ended reports whether the set emptied, and if so closes it and lets the
+// progress goroutine end (a later add opens it and starts a new one).
+func (p *progress) ended() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.live > 0 {
+		return false
+	}
+	p.kset.close()
+	p.slots, p.free = nil, nil
+	p.running = false
+	select {
+	case <-p.wake:
+	default:
+	}
+	return true
+}
+
+// deferTx holds back a queued response to a zero-length Read (the link's
+// poller calls it), so that it leaves with the application's answer to
+// what came with it: the next send takes it along. If none comes first, it
+// leaves at the next poll of the set that does not find the link ready,
+// or at the latest deferLimit later.
+func (l *link) deferTx() {
+	p := l.t.progress
+	p.heldMu.Lock()
+	if !l.txDeferred.Swap(true) {
+		p.held = append(p.held, l)
+		p.heldCount.Store(int32(len(p.held)))
+	}
+	p.heldMu.Unlock()
+	if !l.deferArmed.Load() && l.deferArmed.CompareAndSwap(false, true) {
+		l.deferTimer.Reset(deferLimit)
+	}
+}
+
+// takeDeferred ends the holding back of a response, if any: it reports
+// whether a response was held (the caller sends it).
+func (l *link) takeDeferred() bool {
+	if !l.txDeferred.Load() {
+		return false
+	}
+	p := l.t.progress
+	p.heldMu.Lock()
+	held := l.txDeferred.Swap(false)
+	if held {
+		for i, h := range p.held {
+			if h == l {
+				p.held = append(p.held[:i], p.held[i+1:]...)
+				break
+			}
+		}
+		p.heldCount.Store(int32(len(p.held)))
+	}
+	p.heldMu.Unlock()
+	return held
+}
+
+// releaseHeld sends the responses held back by links that the poll of
+// round did not find ready: their application has nothing new to answer.
+func (p *progress) releaseHeld(round uint64) {
+	for {
+		var idle *link
+		p.heldMu.Lock()
+		for _, h := range p.held {
+			if h.handledRound != round {
+				idle = h
+				break
+			}
+		}
+		p.heldMu.Unlock()
+		if idle == nil {
+			return
+		}
+		idle.flushDeferred()
+	}
+}
+
+// deferExpired runs deferLimit after deferTx armed the timer.
+func (l *link) deferExpired() {
+	l.deferArmed.Store(false) // before the flag is read: no deferral is missed
+	l.flushDeferred()
+}
+
+// flushDeferred sends a held-back response now (inline, or by the writer).
+func (l *link) flushDeferred() {
+	if l.takeDeferred() && !l.sendInline() {
+		l.ring()
+	}
+}
