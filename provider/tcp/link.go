@@ -159,7 +159,6 @@ var (
 
 func newLink(t *transport, c *net.TCPConn, active bool) *link {
 	l := &link{t: t, conn: c, active: active, wake: make(chan struct{}, 1), rxDone: make(chan struct{}), slot: -1}
-	l.rs.confirmed = make([]sentEntry, 0, 64)
 	l.sock = newSocket(c)
 	l.br = newRxBuffer(l.sock, rxBufferSize)
 	l.rxGrows = bulkBufferSuits(c) && !testKeepFirstBuffer
@@ -167,7 +166,6 @@ func newLink(t *transport, c *net.TCPConn, active bool) *link {
 		testLinkMade(l)
 	}
 	l.snd = newSender(l)
-	l.wst.pieces = make([][]byte, 0, 32)
 	l.deferTimer = time.AfterFunc(time.Hour, l.deferExpired)
 	l.deferTimer.Stop()
 	l.silentTimer = time.AfterFunc(time.Hour, l.silentExpired)

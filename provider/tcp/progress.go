@@ -43,9 +43,11 @@ type progress struct {
 	watched atomic.Bool
 	woke    atomic.Bool
 
-	// The progress goroutine: it runs while the set holds links.
+	// The progress goroutine: it runs while the set holds links; blocked
+	// is set while it waits in the kernel.
 	running bool          // under mu
 	wake    chan struct{} // wakes it from its hand-off timer
+	blocked atomic.Bool
 
 	// The links holding back a response for their application's answer
 	// (deferTx); heldCount is len(held).
@@ -97,7 +99,10 @@ func (p *progress) poll() bool {
 		return handled
 	}
 	if !p.mu.TryLock() {
-		return false // another poller moves the bytes
+		// Another poller moves the bytes: let it finish (on one
+		// processor it may be the progress goroutine, preempted).
+		runtime.Gosched()
+		return false
 	}
 	handled := p.serveLocked(p.kset.wait(p.events, 0))
 	p.mu.Unlock()
@@ -258,7 +263,11 @@ func (p *progress) serve(events []readyEvent, seen *uint64) bool {
 		if p.cfg.Spin > 0 && (i&15 != 0 || time.Now().Before(spinUntil)) {
 			timeout = 0
 		}
+		if timeout < 0 {
+			p.blocked.Store(true)
+		}
 		ready := p.kset.wait(events, timeout)
+		p.blocked.Store(false)
 		if p.ended() {
 			return false
 		}

@@ -1,15 +1,3 @@
-// Package tcp is godirect's iWARP transport: ND traffic as MPA + DDP +
-// RDMAP over TCP (RFC 5044, 6581, 5041, 5040), byte-compatible with the
-// Linux kernel's soft-iWARP driver (siw), rdma-core's tools and iWARP NICs.
-//
-// The ND port is the TCP port, as rdma_cm uses it over iWARP. Payloads are
-// placed in the target's registered memory (RDMA Write, Read Response) or
-// the posted Receive's buffers (Send), read from the socket straight there
-// or, for bulk traffic, through the reader's buffer, several FPDUs per read;
-// outbound FPDUs are written with one gathered write per batch. Within the
-// host, connections use reno congestion control (Config.CongestionControl). Every remote access is checked by the engine (token, range, rights,
-// bound endpoint); a violation is answered with a Terminate message and the
-// connection closes. docs/tcp-transport.md describes the wire use in full.
 package tcp
 
 import (
