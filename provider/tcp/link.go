@@ -57,7 +57,7 @@ type link struct {
 	rxDone       chan struct{} // closed when the reading stopped (stopReading)
 	slot         int32
 	handledRound uint64
-	rtrTimer     *time.Timer // passive: ends a handshake whose ready-to-receive frame never comes
+	rtrTimer     *time.Timer // passive: ends a handshake whose ready-to-receive frame never comes (mu)
 
 	// The transmitter: snd, wst, txBatch (the jobs being sent) and tail
 	// (bytes of an inline send the socket did not take yet; tailPending
@@ -109,7 +109,7 @@ type link struct {
 	pendingSet bool
 	pendingHdr [iwarp.UntaggedHeaderSize]byte
 
-	wg sync.WaitGroup // reader and writer
+	wg sync.WaitGroup // the handshake goroutine, the writer, and (perLink) the reader
 }
 
 type jobKind uint8
@@ -324,10 +324,10 @@ func (l *link) shutdown(status nd.Status, term *iwarp.Terminate, notify bool) {
 	}
 	l.deferTimer.Stop()
 	l.silentTimer.Stop()
-	l.mu.Unlock()
 	if l.rtrTimer != nil {
 		l.rtrTimer.Stop()
 	}
+	l.mu.Unlock()
 	l.takeDeferred() // out of the held list; the writer ends
 	if writer {
 		// The writer sends the Terminate and closes the socket; a peer

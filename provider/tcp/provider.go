@@ -48,16 +48,14 @@ type Config struct {
 	// ends and pending requests complete ErrIOTimeout. It catches a peer
 	// whose TCP stack is alive but whose process stopped.
 	ResponseTimeout time.Duration
-	// Spin is how long the reader goroutine polls the socket for more data
-	// before it parks in the runtime's network poller, while the
-	// application does not poll: a peer that answers within it is seen
-	// without a goroutine wake-up, which costs tens of microseconds. While
-	// the application polls the endpoint's completion queues (GetResults
-	// finding nothing), its polls read the socket themselves and the
-	// reader only takes long FPDUs from them. 0 turns the reader's polling
-	// off (for hosts where a spinning thread would steal a busy core).
-	// Unix only: elsewhere the reader does all the reading and always
-	// parks.
+	// Spin is how long the provider's progress goroutine, once it moves
+	// the bytes because no application polls (or one waits in Notify),
+	// keeps polling the connections after the last bytes before it waits
+	// in the kernel: a peer that answers within it is seen without a
+	// wake-up, which costs tens of microseconds. While the application
+	// polls, its own polls move the bytes. 0 turns that polling off (for
+	// hosts where a spinning thread would steal a busy core). Linux only:
+	// elsewhere each connection's reader goroutine reads blocking.
 	Spin time.Duration
 	// CongestionControl chooses the TCP congestion control algorithm of
 	// the provider's connections (Linux). "" (the default) sets "reno" on
