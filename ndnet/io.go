@@ -1,6 +1,7 @@
 package ndnet
 
 import (
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -36,10 +37,10 @@ func (c *Conn) Read(b []byte) (int, error) {
 		var err error
 		if n == 0 && c.rxqLen == 0 {
 			switch {
+			case c.err != nil && (!c.peerFin || errors.Is(c.err, ErrProtocol)):
+				err = c.opError("read", c.err)
 			case c.peerFin:
 				err = io.EOF
-			case c.err != nil:
-				err = c.opError("read", c.err)
 			}
 		}
 		c.mu.Unlock()

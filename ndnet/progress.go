@@ -87,6 +87,9 @@ func (c *Conn) failLocked(err error) {
 // completeLocked processes one completion.
 func (c *Conn) completeLocked(r *nd.Result) {
 	if i, ok := c.rxIndex[r]; ok {
+		if c.err != nil {
+			return // after a failure, nothing the peer sends counts
+		}
 		if err := r.Status.Err(); err != nil {
 			c.failLocked(c.transportError(err))
 			return
