@@ -41,6 +41,7 @@ func main() {
 	serve := flag.Bool("s", false, "serve until standard input closes, printing the address")
 	connect := flag.String("c", "", "connect to a server at `address`")
 	addr := flag.String("addr", "", "the server's address (default 127.0.0.1:0, or a socket in a temporary directory)")
+	flag.DurationVar(&streamConfig.Spin, "spin", 0, "how long a blocked Read or Write of an ndnet stream polls before it sleeps (0: the default)")
 	flag.Parse()
 	if err := run(*transport, *test, *size, *iters, *serve, *connect, *addr); err != nil {
 		fmt.Fprintln(os.Stderr, "ndnet-perf:", err)
@@ -150,8 +151,12 @@ func listen(transport, addr string) (net.Listener, error) {
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
-	return ndnet.Listen(p, addr)
+	lc := ndnet.ListenConfig{Config: streamConfig}
+	return lc.Listen(p, addr)
 }
+
+// streamConfig configures the ndnet streams on both sides.
+var streamConfig ndnet.Config
 
 func dial(transport, addr string) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -166,7 +171,8 @@ func dial(transport, addr string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ndnet.Dial(ctx, p, addr)
+	d := ndnet.Dialer{Config: streamConfig}
+	return d.Dial(ctx, p, addr)
 }
 
 // The client opens each connection with a request: the test (one byte)
@@ -282,7 +288,7 @@ func startServer(transport string) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, "-s", "-transport", transport)
+	cmd := exec.Command(self, "-s", "-transport", transport, "-spin", streamConfig.Spin.String())
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
