@@ -16,6 +16,24 @@ import (
 	"github.com/godirect/nd"
 )
 
+// The calls a transport makes into the engine, all safe for concurrent use
+// and made without the transport's locks that the engine could wait for:
+//
+//   - a listener's Listener.Deliver hands it a connection request;
+//   - LinkEvents (returned by Deliver, or given to Dial) report what the
+//     peer did during setup and the end of the connection;
+//   - for inbound traffic on an attached link: Endpoint.TakeReceive,
+//     ReceiveNow and CompleteReceive (Sends), Endpoint.Access or
+//     AccessFault (the peer's RDMA Read and Write of a window),
+//     Endpoint.InvalidateWindow (SendAndInvalidate), Endpoint.Limits;
+//   - for outbound requests Transmit left in progress:
+//     Endpoint.CompleteOutbound, exactly once per request;
+//   - Endpoint.Terminate when inbound traffic breaks the protocol or the
+//     connection fails.
+//
+// The engine calls the transport through Transport, Link and the optional
+// Progress, Poller, InboundCloser and WindowTable below.
+
 // Transport is what a software transport provides to an Adapter.
 type Transport interface {
 	// Listen reserves (protocol, port) on addr for l; port 0 asks for one
