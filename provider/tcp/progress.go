@@ -347,6 +347,11 @@ func (l *link) takeDeferred() bool {
 		p.heldCount.Store(int32(len(p.held)))
 	}
 	p.heldMu.Unlock()
+	if held && l.deferArmed.Load() && l.deferTimer.Stop() {
+		// Stopped before it fired (deferExpired clears the flag
+		// itself otherwise): no goroutine runs for nothing.
+		l.deferArmed.Store(false)
+	}
 	return held
 }
 
