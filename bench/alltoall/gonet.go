@@ -128,25 +128,36 @@ func (r *goRank) connect(ctx context.Context, addrs []netip.AddrPort) error {
 			r.peers[j] = &goPeer{rank: j, sendBuf: make([]byte, m), recvBuf: make([]byte, m), mayRead: make(chan struct{}, 1)}
 		}
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// The first failure ends the others; it is the one reported.
+	var mu sync.Mutex
+	var first error
+	fail := func(err error) {
+		mu.Lock()
+		if first == nil {
+			first = err
+		}
+		mu.Unlock()
+		cancel()
+	}
 	stop := context.AfterFunc(ctx, func() { r.ln.Close() })
 	defer stop()
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		if err := r.acceptLower(ctx); err != nil {
-			cancel(err)
+			fail(fmt.Errorf("accepting: %w", err))
 		}
 	})
 	for j := r.prm.Rank + 1; j < r.prm.P; j++ {
 		wg.Go(func() {
 			if err := r.dial(ctx, r.peers[j], addrs[j]); err != nil {
-				cancel(fmt.Errorf("connecting to rank %d at %v: %w", j, addrs[j], err))
+				fail(fmt.Errorf("connecting to rank %d at %v: %w", j, addrs[j], err))
 			}
 		})
 	}
 	wg.Wait()
-	return context.Cause(ctx)
+	return first
 }
 
 func (r *goRank) acceptLower(ctx context.Context) error {
@@ -249,7 +260,7 @@ func (r *goRank) wait(ctx context.Context, kind opKind, want int) error {
 			}
 			count[ev.kind]++
 		case <-ctx.Done():
-			return fmt.Errorf("%v arrived: %w", count, context.Cause(ctx))
+			return fmt.Errorf("%v arrived: %w", *count, context.Cause(ctx))
 		}
 	}
 	return nil

@@ -174,24 +174,35 @@ func (r *ndRank) connect(ctx context.Context, addrs []netip.AddrPort) error {
 		}
 		r.peers[j] = p
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// The first failure ends the others; it is the one reported.
+	var mu sync.Mutex
+	var first error
+	fail := func(err error) {
+		mu.Lock()
+		if first == nil {
+			first = err
+		}
+		mu.Unlock()
+		cancel()
+	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		if err := r.acceptLower(ctx); err != nil {
-			cancel(err)
+			fail(fmt.Errorf("accepting: %w", err))
 		}
 	})
 	for j := r.prm.Rank + 1; j < r.prm.P; j++ {
 		wg.Go(func() {
 			if err := r.connectTo(ctx, r.peers[j], addrs[j]); err != nil {
-				cancel(fmt.Errorf("connecting to rank %d at %v: %w", j, addrs[j], err))
+				fail(fmt.Errorf("connecting to rank %d at %v: %w", j, addrs[j], err))
 			}
 		})
 	}
 	wg.Wait()
-	if err := context.Cause(ctx); err != nil {
-		return err
+	if first != nil {
+		return first
 	}
 	r.ops = make(map[*nd.Result]ndOp, 4*r.prm.P)
 	for _, p := range r.peers {
