@@ -171,6 +171,7 @@ out = ["MPI's all-to-all between P processes, each in a network namespace of its
        f"nd: godirect's tcp provider, every endpoint of a process on one completion queue; an idle rank polls it for {spin}, then waits in Notify",
        "go: plain Go sockets, a goroutine reading each net.Conn",
        f"exchange: the slowest rank's time from its release from the barrier until its last send and receive completed; median of {reps} exchanges",
+       "  (an nd Send completes once the peer confirmed it placed the bytes, docs/tcp-transport.md; a Go write once the kernel took them)",
        "bytes/s: P*(P-1)*M / exchange; nd/go: nd's exchange time over go's (below 1: nd faster)",
        f"host: {cores} cores shared with other work, all P processes on them; TCP congestion control in the namespaces: {cc}; commit {commit}",
        "",
