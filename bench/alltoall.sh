@@ -26,6 +26,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 [ -x /usr/local/go/bin/go ] && PATH=/usr/local/go/bin:$PATH
 reps=${REPS:-11}
+rounds=${ROUNDS:-3} # sweeps, nd and go taking turns in each: minutes of load change fall on both
 spin=${SPIN:-50us} # nd: how long an idle rank polls before it waits in Notify
 counts=${PS:-"2 4 8 16 32"}
 sizes="8 65536"
@@ -95,10 +96,10 @@ setup() {
 	done
 }
 
-# run P M MODE PORT: P ranks, one per namespace; their lines go to
+# run ROUND P M MODE PORT: P ranks, one per namespace; their lines go to
 # $work/lines. If one fails, the others are stopped and its error printed.
 run() {
-	local p=$1 m=$2 mode=$3 port=$4 i n failed=0 log=$work/$1-$2-$3
+	local round=$1 p=$2 m=$3 mode=$4 port=$5 i n failed=0 log=$work/$1-$2-$3-$4
 	pids=()
 	for ((i = 0; i < p; i++)); do
 		timeout -k 5 $((rank_timeout + 10)) ip netns exec "$tag-$i" "$work/alltoall" \
@@ -118,10 +119,10 @@ run() {
 	if [ $failed = 1 ]; then
 		echo "alltoall.sh: P=$p M=$m $mode failed:" >&2
 		cat "$log".*.err | head -20 >&2
-		echo "alltoall fail mode=$mode p=$p m=$m" >>"$work/lines"
+		echo "alltoall fail mode=$mode p=$p m=$m round=$round" >>"$work/lines"
 		return 1
 	fi
-	cat "$log".*.out >>"$work/lines"
+	sed "s/\$/ round=$round/" "$log".*.out >>"$work/lines"
 }
 
 go build -o "$work/alltoall" ./bench/alltoall
@@ -129,64 +130,75 @@ go build -o "$work/alltoall" ./bench/alltoall
 status=0
 port=18515
 start=$(date +%s)
-for p in $counts; do
-	setup "$p"
-	cc=$(ip netns exec "$tag-0" sysctl -n net.ipv4.tcp_congestion_control)
-	for m in $sizes; do
-		for mode in nd go; do
-			port=$((port + 1))
-			run "$p" "$m" "$mode" "$port" || status=1
-			echo "P=$p M=$m $mode done ($(($(date +%s) - start)) s)" >&2
+for ((round = 1; round <= rounds; round++)); do
+	for p in $counts; do
+		setup "$p"
+		cc=$(ip netns exec "$tag-0" sysctl -n net.ipv4.tcp_congestion_control)
+		for m in $sizes; do
+			for mode in nd go; do
+				port=$((port + 1))
+				run "$round" "$p" "$m" "$mode" "$port" || status=1
+				echo "round $round: P=$p M=$m $mode done ($(($(date +%s) - start)) s)" >&2
+			done
 		done
+		teardown
 	done
-	teardown
 done
 
-python3 - "$work/lines" "$out" "$reps" "$spin" "$cc" "$(nproc)" "$(git rev-parse --short HEAD)" <<'PY'
-import re, statistics, sys, collections
-src, dst, reps, spin, cc, cores, commit = sys.argv[1:]
-runs = collections.defaultdict(dict)  # (p, m, mode) -> rank -> [ns]
-failed = set()
+python3 - "$work/lines" "$out" "$reps" "$rounds" "$spin" "$cc" "$(nproc)" "$(git rev-parse --short HEAD)" <<'PY'
+import statistics, sys, collections
+src, dst, reps, rounds, spin, cc, cores, commit = sys.argv[1:]
+runs = collections.defaultdict(lambda: collections.defaultdict(dict))  # (p, m, mode) -> round -> rank -> [ns]
+failed = collections.defaultdict(set)  # (p, m, mode) -> rounds
 for line in open(src):
     f = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
-    key = (int(f["p"]), int(f["m"]), f["mode"])
+    key, rnd = (int(f["p"]), int(f["m"]), f["mode"]), int(f["round"])
     if line.startswith("alltoall fail"):
-        failed.add(key)
-        continue
-    runs[key][int(f["rank"])] = [int(x) for x in f["ns"].split(",")]
+        failed[key].add(rnd)
+    else:
+        runs[key][rnd][int(f["rank"])] = [int(x) for x in f["ns"].split(",")]
+def exchanges(key):
+    """Each exchange of every round that did not fail: its slowest rank's time."""
+    out = []
+    for rnd, ranks in runs.get(key, {}).items():
+        if rnd in failed[key] or len(ranks) != key[0]:
+            continue
+        out += [max(ts[k] for ts in ranks.values()) for k in range(min(len(ts) for ts in ranks.values()))]
+    return out
 def si(x):
     for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if x >= scale:
             return f"{x/scale:.2f} {unit}"
     return f"{x:.0f} "
-def exchange_ns(key):
-    ranks = runs.get(key)
-    if key in failed or not ranks or len(ranks) != key[0]:
-        return None
-    # One exchange takes as long as its slowest rank.
-    per_rep = [max(ts[k] for ts in ranks.values()) for k in range(min(len(ts) for ts in ranks.values()))]
-    return statistics.median(per_rep)
 out = ["MPI's all-to-all between P processes, each in a network namespace of its own on one Linux bridge (bench/alltoall.sh)",
        "every process connected to every other, M bytes to each per exchange, every byte received checked",
        f"nd: godirect's tcp provider, every endpoint of a process on one completion queue; an idle rank polls it for {spin}, then waits in Notify",
        "go: plain Go sockets, a goroutine reading each net.Conn",
-       f"exchange: the slowest rank's time from its release from the barrier until its last send and receive completed; median of {reps} exchanges",
+       "exchange: the slowest rank's time from its release from the barrier until its last send and receive completed",
        "  (an nd Send completes once the peer confirmed it placed the bytes, docs/tcp-transport.md; a Go write once the kernel took them)",
-       "bytes/s: P*(P-1)*M / exchange; nd/go: nd's exchange time over go's (below 1: nd faster)",
+       f"median and quartiles of {reps} exchanges in each of {rounds} sweeps, nd and go taking turns",
+       "bytes/s: P*(P-1)*M / median exchange; nd/go: nd's median over go's (below 1: nd faster)",
        f"host: {cores} cores shared with other work, all P processes on them; TCP congestion control in the namespaces: {cc}; commit {commit}",
        "",
-       f"{'P':>3} {'M':>6} {'mode':4} {'exchange':>12} {'bytes/s':>10} {'nd/go':>6}"]
-for p, m in sorted({(k[0], k[1]) for k in list(runs) + list(failed)}):
-    t = {mode: exchange_ns((p, m, mode)) for mode in ("nd", "go")}
+       f"{'P':>3} {'M':>6} {'mode':4} {'exchange us':>11} {'quartiles us':>19} {'bytes/s':>10} {'nd/go':>6}"]
+keys = set(runs) | set(failed)
+for p, m in sorted({(k[0], k[1]) for k in keys}):
+    med = {}
     for mode in ("nd", "go"):
-        if (p, m, mode) not in runs and (p, m, mode) not in failed:
+        x = exchanges((p, m, mode))
+        med[mode] = statistics.median(x) if x else None
+    for mode in ("nd", "go"):
+        if (p, m, mode) not in keys:
             continue
-        x = t[mode]
-        if x is None:
-            out.append(f"{p:>3} {m:>6} {mode:4} {'FAILED':>12}")
+        x = exchanges((p, m, mode))
+        note = f"  ({len(failed[(p, m, mode)])} of {rounds} sweeps failed)" if failed[(p, m, mode)] else ""
+        if not x:
+            out.append(f"{p:>3} {m:>6} {mode:4} {'FAILED':>11}{note}")
             continue
-        ratio = f"{t['nd']/t['go']:.2f}" if mode == "nd" and t["go"] else ""
-        out.append(f"{p:>3} {m:>6} {mode:4} {x/1e3:>9.1f} us {si(p*(p-1)*m/(x/1e9)):>9}B {ratio:>6}")
+        q = statistics.quantiles(x, n=4) if len(x) > 1 else [x[0]] * 3
+        ratio = f"{med['nd']/med['go']:.2f}" if mode == "nd" and med["go"] else ""
+        quart = f"{q[0]/1e3:.1f} - {q[2]/1e3:.1f}"
+        out.append(f"{p:>3} {m:>6} {mode:4} {med[mode]/1e3:>11.1f} {quart:>19} {si(p*(p-1)*m/(med[mode]/1e9)):>9}B {ratio:>6}{note}")
 text = "\n".join(out) + "\n"
 print(text, end="")
 open(dst, "w").write(text)
