@@ -25,11 +25,11 @@ type params struct {
 func (p params) validate() error {
 	switch {
 	case p.P < 2:
-		return fmt.Errorf("P = %d: need at least 2 ranks", p.P)
+		return fmt.Errorf("need at least 2 ranks, not %d", p.P)
 	case p.Rank < 0 || p.Rank >= p.P:
 		return fmt.Errorf("rank %d outside 0..%d", p.Rank, p.P-1)
 	case p.M < 1:
-		return fmt.Errorf("M = %d: need at least 1 byte", p.M)
+		return fmt.Errorf("need at least 1 byte per message, not %d", p.M)
 	case p.Reps < 1:
 		return fmt.Errorf("%d repetitions: need at least 1", p.Reps)
 	}

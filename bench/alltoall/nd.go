@@ -101,7 +101,7 @@ func newNDRank(prm params, local netip.AddrPort) (*ndRank, error) {
 	}
 	if r.l, err = a.Listen(prm.P, ndProtocol, local.Port()); err != nil {
 		a.Close()
-		return nil, fmt.Errorf("Listen %v: %w", local, err)
+		return nil, fmt.Errorf("listening on %v: %w", local, err)
 	}
 	return r, nil
 }
@@ -269,7 +269,7 @@ func (r *ndRank) acceptLower(ctx context.Context) error {
 			return err
 		}
 		if err := conn.Accept(ctx, p.ep, nil); err != nil {
-			return fmt.Errorf("Accept from rank %d: %w", j, err)
+			return fmt.Errorf("accepting rank %d: %w", j, err)
 		}
 	}
 	return nil
@@ -302,13 +302,13 @@ func (r *ndRank) connectTo(ctx context.Context, p *ndPeer, addr netip.AddrPort) 
 		ep.Close()
 		conn.Close()
 		if !errors.Is(err, nd.ErrConnectionRefused) {
-			return fmt.Errorf("Connect: %w", err)
+			return err
 		}
 		t := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("Connect: refused until the deadline: %w", err)
+			return fmt.Errorf("refused until the deadline: %w", err)
 		case <-t.C:
 		}
 		backoff = min(2*backoff, 100*time.Millisecond)
@@ -395,7 +395,7 @@ func (r *ndRank) round(ctx context.Context, k int) (time.Duration, error) {
 		for i := 1; i < P; i++ {
 			p := r.peers[(me+i)%P]
 			if err := p.ep.Send(&p.send, p.sendSGL, 0); err != nil {
-				return 0, fmt.Errorf("Send to rank %d: %w", p.rank, err)
+				return 0, fmt.Errorf("posting a Send to rank %d: %w", p.rank, err)
 			}
 		}
 		if err := r.wait(ctx, func() bool { return r.count[dataSend] >= P-1 && r.count[dataRecv] >= P-1 }); err != nil {
@@ -427,7 +427,7 @@ func (r *ndRank) round(ctx context.Context, k int) (time.Duration, error) {
 
 func (r *ndRank) postRecv(p *ndPeer) error {
 	if err := p.ep.Receive(&p.recv, p.recvSGL); err != nil {
-		return fmt.Errorf("Receive from rank %d: %w", p.rank, err)
+		return fmt.Errorf("posting a Receive from rank %d: %w", p.rank, err)
 	}
 	return nil
 }
@@ -440,7 +440,7 @@ func (r *ndRank) goodbye(ctx context.Context) error {
 	if r.prm.Rank == 0 {
 		for _, p := range r.peers[1:] {
 			if err := p.conn.Disconnect(ctx); err != nil {
-				return fmt.Errorf("Disconnect from rank %d: %w", p.rank, err)
+				return fmt.Errorf("disconnecting from rank %d: %w", p.rank, err)
 			}
 		}
 		return nil
@@ -477,7 +477,7 @@ func (r *ndRank) wait(ctx context.Context, done func() bool) error {
 			idleSince = now
 		} else if now.Sub(idleSince) >= r.prm.Spin {
 			if err := r.cq.Notify(ctx, nd.NotifyAny); err != nil {
-				return fmt.Errorf("Notify (%v completed): %w", r.count, err)
+				return fmt.Errorf("waiting in Notify (%v completed): %w", r.count, err)
 			}
 			idleSince = time.Time{}
 		}
