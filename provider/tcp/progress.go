@@ -38,10 +38,12 @@ type progress struct {
 
 	// polls counts application polls; waiters counts the application
 	// goroutines waiting in Notify (Watch, Unwatch); woke is set when a
-	// link woke its writer goroutine.
+	// link woke its writer goroutine; copying counts writers inside a
+	// long write (at least rawMax bytes).
 	polls   atomic.Uint64
 	waiters atomic.Int32
 	woke    atomic.Bool
+	copying atomic.Int32
 
 	// The progress goroutine: it runs while the set holds links; blocked
 	// is set while it waits in the kernel.
@@ -84,6 +86,13 @@ func (p *progress) poll() bool {
 		return false // the links' reader goroutines move the bytes
 	}
 	p.polls.Add(1)
+	if p.copying.Load() > 0 {
+		// A writer's long write is copying in the kernel on another
+		// thread: on a process confined to one core, this poll would
+		// take turns with the copy it waits for. Let the copy run.
+		yieldProcessor()
+		return false
+	}
 	if p.woke.Load() {
 		// A writer goroutine has bytes to send: on a process confined
 		// to one processor, an application polling in a loop would leave

@@ -46,7 +46,14 @@ func (s *sender) flush() error {
 		return nil
 	}
 	s.bufs = s.iov
+	long := s.bytes >= rawMax
+	if long {
+		s.l.t.progress.copying.Add(1)
+	}
 	_, err := s.bufs.WriteTo(s.l.conn)
+	if long {
+		s.l.t.progress.copying.Add(-1)
+	}
 	clear(s.iov)
 	s.iov, s.scratch, s.bytes = s.iov[:0], s.scratch[:0], 0
 	return err
