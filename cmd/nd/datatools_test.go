@@ -152,7 +152,14 @@ func TestPingpongProcesses(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	server := exec.CommandContext(ctx, bin, "pingpong", "-provider", "tcp", "-s", "-p", "0", "-timeout", "50s")
+	// Under Wine, sockets are served by the wineserver process, which two
+	// processes polling without pause starve on a small machine (round
+	// trips of tens of milliseconds): there both sides block (-b).
+	var block []string
+	if underWine() {
+		block = []string{"-b"}
+	}
+	server := exec.CommandContext(ctx, bin, append([]string{"pingpong", "-provider", "tcp", "-s", "-p", "0", "-timeout", "50s"}, block...)...)
 	var serverErr strings.Builder
 	server.Stderr = &serverErr
 	pipe, err := server.StdoutPipe()
@@ -179,8 +186,8 @@ func TestPingpongProcesses(t *testing.T) {
 		rest <- string(b)
 	}()
 
-	client := exec.CommandContext(ctx, bin, "pingpong", "-provider", "tcp", "-c", "-max", "1K", "-iters", "5",
-		"-timeout", "50s", "127.0.0.1:"+m[1])
+	client := exec.CommandContext(ctx, bin, append(append([]string{"pingpong", "-provider", "tcp", "-c", "-max", "1K", "-iters", "5",
+		"-timeout", "50s"}, block...), "127.0.0.1:"+m[1])...)
 	out, err := client.Output()
 	if err != nil {
 		t.Errorf("client: %v\nstdout:\n%s", err, out)

@@ -76,3 +76,8 @@ func KeepFirstBuffer(t interface{ Cleanup(func()) }) {
 	testKeepFirstBuffer = true
 	t.Cleanup(func() { testKeepFirstBuffer = false })
 }
+
+// SpinSupported reports whether the transport reads and writes its sockets
+// with raw non-blocking calls (Unix): only then do polls serve readers and
+// do small Sends go out on the posting goroutine.
+const SpinSupported = spinSupported
