@@ -315,7 +315,7 @@ type rcmData struct {
 	ord    int     // client read_bw: the Reads we may have in flight
 
 	posted, completed []int64
-	start, end        time.Time
+	start, end        instant
 	n                 int
 }
 
@@ -432,12 +432,12 @@ func (d *rcmData) drive(ctx context.Context) error {
 	d.posted, d.completed = make([]int64, d.iters), make([]int64, d.iters)
 	scnt, ccnt := 0, 0
 	done := ctx.Done()
-	d.start = time.Now()
+	d.start = now()
 	var pace pacer
 	for spins := 1; ccnt < d.iters; spins++ {
 		for scnt < d.iters && scnt-ccnt < d.depth && (d.test.op != opSend || scnt+1-d.creditCount() < d.rxd) {
 			res := &results[scnt%d.depth]
-			d.posted[scnt] = int64(time.Since(d.start))
+			d.posted[scnt] = int64(since(d.start))
 			var err error
 			switch d.test.op {
 			case opSend:
@@ -475,11 +475,11 @@ func (d *rcmData) drive(ctx context.Context) error {
 			if err := r.Status.Err(); err != nil {
 				return fmt.Errorf("request %d completed with %w", ccnt, err)
 			}
-			d.completed[ccnt] = int64(time.Since(d.start))
+			d.completed[ccnt] = int64(since(d.start))
 			ccnt++
 		}
 	}
-	d.end = time.Now()
+	d.end = now()
 	d.n = ccnt
 	return nil
 }
@@ -531,7 +531,7 @@ func (d *rcmData) serveSends(results []nd.Result, sgl []nd.SGE) error {
 					return fmt.Errorf("message %d has %d bytes, want %d (-s)", rcnt, r.BytesTransferred, d.size)
 				}
 				if rcnt == 0 {
-					d.start = time.Now()
+					d.start = now()
 				}
 				rcnt++
 				if rcnt+d.rxd <= d.iters {
@@ -552,7 +552,7 @@ func (d *rcmData) serveSends(results []nd.Result, sgl []nd.SGE) error {
 			}
 		}
 	}
-	d.end = time.Now()
+	d.end = now()
 	d.n = rcnt
 	return nil
 }
@@ -560,7 +560,7 @@ func (d *rcmData) serveSends(results []nd.Result, sgl []nd.SGE) error {
 // report is the side's bandwidth report.
 func (d *rcmData) report() rcmReport {
 	r := rcmReport{size: uint64(d.size), iters: uint64(d.n)}
-	secs := d.end.Sub(d.start).Seconds()
+	secs := d.end.sub(d.start).Seconds()
 	if secs <= 0 || d.n == 0 {
 		return r
 	}

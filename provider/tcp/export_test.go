@@ -74,3 +74,12 @@ func KeepFirstBuffer(t interface{ Cleanup(func()) }) {
 	testKeepFirstBuffer = true
 	t.Cleanup(func() { testKeepFirstBuffer = false })
 }
+
+// PollsMoveBytes reports whether the application's polls move the links'
+// inbound bytes (a readiness set of the kernel's: Linux); elsewhere each
+// link's reader goroutine does.
+const PollsMoveBytes = !perLink
+
+// RawIO reports whether sockets are written with raw non-blocking calls
+// (Unix): only then do small Sends go out on the posting goroutine.
+const RawIO = rawIO

@@ -3,7 +3,6 @@ package tcp
 import (
 	"errors"
 	"fmt"
-	"syscall"
 
 	"github.com/godirect/nd"
 )
@@ -12,11 +11,11 @@ import (
 // process's or the system's file descriptors, or kernel memory.
 func exhausted(err error) string {
 	switch {
-	case errors.Is(err, syscall.EMFILE):
+	case errors.Is(err, errProcFiles):
 		return "the process's file descriptors (RLIMIT_NOFILE)"
-	case errors.Is(err, syscall.ENFILE):
+	case errors.Is(err, errSysFiles):
 		return "the system's file descriptors"
-	case errors.Is(err, syscall.ENOBUFS), errors.Is(err, syscall.ENOMEM):
+	case errors.Is(err, errNoBufs), errors.Is(err, errNoMem):
 		return "kernel memory for sockets"
 	}
 	return ""

@@ -67,7 +67,7 @@ func (t *transport) Listen(l *engine.Listener, addr netip.Addr, protocol int, po
 		switch {
 		case ccErr != nil:
 			return 0, congestionError("Listen", t.p.cfg.CongestionControl, ccErr)
-		case errors.Is(err, syscall.EADDRINUSE):
+		case errors.Is(err, errAddrInUse):
 			return 0, nd.ErrAddressAlreadyExists
 		}
 		if e, ok := resourceError("Listen", err); ok {
@@ -183,11 +183,11 @@ func dialError(err error) error {
 	}
 	st := nd.ErrConnectionRefused
 	switch {
-	case errors.Is(err, syscall.EADDRINUSE), errors.Is(err, syscall.EADDRNOTAVAIL):
+	case errors.Is(err, errAddrInUse), errors.Is(err, errAddrNotAvail):
 		st = nd.ErrAddressAlreadyAssociated
-	case errors.Is(err, syscall.ENETUNREACH):
+	case errors.Is(err, errNetUnreach):
 		st = nd.ErrNetworkUnreachable
-	case errors.Is(err, syscall.EHOSTUNREACH):
+	case errors.Is(err, errHostUnreach):
 		st = nd.ErrHostUnreachable
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		st = nd.ErrCanceled
