@@ -78,24 +78,33 @@ func TestNotifyParksOneGoroutine(t *testing.T) {
 		}
 		runtime.Gosched()
 	}
+	// Goroutines of the provider that end (a timer's) may show for a
+	// moment: the count must settle within the bound.
 	var readers, progress, writers, other int
 	var others []string
-	for _, g := range providerGoroutines() {
-		switch {
-		case strings.Contains(g, "(*link).readLoop"):
-			readers++
-		case strings.Contains(g, "(*progress).run"):
-			progress++
-		case strings.Contains(g, "(*link).writeLoop"):
-			writers++
-		default:
-			other++
-			others = append(others, g)
+	for {
+		readers, progress, writers, other, others = 0, 0, 0, 0, nil
+		for _, g := range providerGoroutines() {
+			switch {
+			case strings.Contains(g, "(*link).readLoop"):
+				readers++
+			case strings.Contains(g, "(*progress).run"):
+				progress++
+			case strings.Contains(g, "(*link).writeLoop"):
+				writers++
+			default:
+				other++
+				others = append(others, g)
+			}
 		}
-	}
-	if readers != 0 || progress != 1 || writers > 2*n || other > 2 {
-		t.Fatalf("%d connections idle under one Notify: %d reader goroutines (want 0), %d progress goroutines (want 1), %d writers (want at most %d), %d others (want at most 2: the Notify, the listener):\n%s",
-			n, readers, progress, writers, 2*n, other, strings.Join(others, "\n\n"))
+		if readers == 0 && progress == 1 && writers <= 2*n && other <= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections idle under one Notify: %d reader goroutines (want 0), %d progress goroutines (want 1), %d writers (want at most %d), %d others (want at most 2: the Notify, the listener):\n%s",
+				n, readers, progress, writers, 2*n, other, strings.Join(others, "\n\n"))
+		}
+		runtime.Gosched()
 	}
 	a := ps.Active[n/3]
 	if err := a.Endpoint.Send(&a.Send, a.SGL, 0); err != nil {
