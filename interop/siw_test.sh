@@ -30,6 +30,8 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=kernel_watch.sh
+. "$here/kernel_watch.sh" # KW_PATTERN
 repo=$(cd "$here/.." && pwd)
 vmsh=${ND_VM_SH:-$here/../../shared/interop/vm.sh}
 vm_timeout=${ND_VM_TIMEOUT:-600}
@@ -124,6 +126,7 @@ fi
 	echo 'CASES=('
 	for c in "${cases[@]}"; do printf '  %q\n' "$c"; done
 	echo ')'
+	cat "$here/kernel_watch.sh"
 	cat <<'GUEST'
 ADDR=192.0.2.1
 T=120 # seconds per program
@@ -136,6 +139,7 @@ REPLY_CRC="$MPA and tcp[$PO+7:2] = 0x5265 and tcp[$PO+9:1] = 0x70 and (tcp[$PO+1
 REPLY="$MPA and tcp[$PO+7:2] = 0x5265 and tcp[$PO+9:1] = 0x70"
 tcpdump -Z root -i lo -s 128 -U -w /tmp/mpa.pcap "$MPA" 2>/tmp/tcpdump.log & tdpid=$!
 for i in $(seq 50); do grep -q listening /tmp/tcpdump.log && break; sleep 0.1; done
+kw_start
 
 # waitport PORT: wait (bounded) until something listens on TCP PORT.
 waitport() {
@@ -215,6 +219,7 @@ idx=0
 for c in "${CASES[@]}"; do
 	read -r name dir size count crc test <<<"$c"
 	idx=$((idx + 1))
+	kw_case "$name"
 	if [[ $dir == perf-* ]]; then
 		perfcase
 		continue
@@ -282,18 +287,37 @@ GUEST
 } >"$tmp/guest.sh"
 
 echo "booting the VM: ${#cases[@]} cases" >&2
-"$vmsh" -t "$vm_timeout" -i "$tmp/nd" -s "$tmp/guest.sh" >"$tmp/out" 2>"$tmp/err"
+"$vmsh" -t "$vm_timeout" -l "$tmp/console" -i "$tmp/nd" -s "$tmp/guest.sh" >"$tmp/out" 2>"$tmp/err"
 vmrc=$?
 # Guest output: everything but the result lines is context for failures.
+kbug=
 while IFS= read -r line; do
 	case $line in
 	"PASS "*) passed=$((passed + 1)) ;;
 	"FAIL "*) failed=$((failed + 1)) ;;
+	"KERNEL-BUG during "*) kbug=${line#KERNEL-BUG during } ;;
 	esac
 	printf '%s\n' "$line"
 done <"$tmp/out"
 results=$((passed + failed))
-if ((vmrc != 0 || results != ${#cases[@]})); then
+# A BUG the guest could not report (the kernel stopped): the console has it.
+if [[ -z $kbug ]] && grep -qE "$KW_PATTERN" "$tmp/console" 2>/dev/null; then
+	kbug="(unknown: the guest did not report it)"
+	echo "KERNEL-BUG in the guest console:"
+	grep -E -A 40 "$KW_PATTERN" "$tmp/console" | head -n 80 | sed 's/^/    | /'
+fi
+if [[ -n $kbug ]]; then
+	# The case in progress is the first without a result.
+	for c in "${cases[@]:results}"; do
+		read -r name _ <<<"$c"
+		if [[ $name == "$kbug" ]]; then
+			echo "FAIL $name: the guest kernel hit a BUG or oops during this case (its trace is above)"
+		else
+			echo "FAIL $name: not run (the guest kernel hit a BUG or oops during $kbug)"
+		fi
+		failed=$((failed + 1))
+	done
+elif ((vmrc != 0 || results != ${#cases[@]})); then
 	echo "vm.sh exited $vmrc after $results of ${#cases[@]} cases; its diagnostics:"
 	sed 's/^/    | /' "$tmp/err" | tail -n 20
 	for c in "${cases[@]:results}"; do
