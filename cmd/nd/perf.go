@@ -221,10 +221,14 @@ perftest's ib_send_bw, ib_send_lat, ib_write_bw, ib_write_lat, ib_read_bw and
 ib_read_lat -R (over soft-iWARP, or any provider that reaches them), in
 either role, with perftest's -s, -a, -n, -D, -q, -t, -Q and -o (read tests):
 perftest sends no parameters, so both sides need the same -n or -D, -s or -a,
-and -q; "--server -R" serves one perftest or nd perf -R client. As perftest,
-the latency tests with -q set up every connection and measure the first; by
-time (-D) the latency columns are #bytes #iterations t_avg[usec] tps average,
+and -q (bw tests, as perftest); "--server -R" serves one perftest or nd perf
+-R client, and pairs the client's -q connections with its own in the order
+their requests arrive. By time (-D) the latency columns are #bytes #iterations t_avg[usec] tps average,
 counted between a margin of a quarter of the duration at either end.
+perftest's write_lat server writes first; over iWARP the passive side may
+send nothing before the active side's first frame (RFC 5044), so
+"write_lat -R --server" needs a client that sends a ready-to-receive frame
+(siw does in peer-to-peer mode).
 
 Bandwidth columns (MB is 2^20 bytes, as perftest; Gb is 10^9 bits):
   #bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]
@@ -320,7 +324,7 @@ func (c *perfConfig) parse(fs *flag.FlagSet, args []string) error {
 		return usagef("-p %d: not a port", c.port)
 	case c.qps < 1 || c.qps > perfMaxQPs:
 		return usagef("-q %d: 1 to %d connections", c.qps, perfMaxQPs)
-	case c.qps > 1 && c.test.lat && !c.rdmaCM:
+	case c.qps > 1 && c.test.lat:
 		return usagef("-q %d: the latency tests measure one connection", c.qps)
 	case c.txDepth < 1 || c.txDepth > perfMaxTxDepth:
 		return usagef("-t %d: the tx depth must be 1 to %d", c.txDepth, perfMaxTxDepth)

@@ -41,15 +41,14 @@ func TestPerfRCMLoopback(t *testing.T) {
 		{"send_lat", []string{"-n", "200", "-s", "64"}, []int{64}, 200, false},
 		{"send_lat", []string{"-n", "100", "-s", "4000", "-t", "8", "-Q", "4"}, []int{4000}, 100, true},
 		{"send_lat", []string{"-n", "5", "-a"}, small, 5, false},
-		{"send_lat", []string{"-n", "50", "-s", "32", "-q", "2"}, []int{32}, 50, false},
 		{"send_lat", []string{"-D", "1", "-s", "8"}, []int{8}, 0, false},
 		{"write_lat", []string{"-n", "300", "-s", "2"}, []int{2}, 300, false}, // the counting byte wraps
 		{"write_lat", []string{"-n", "5", "-a"}, small, 5, false},
-		{"write_lat", []string{"-n", "50", "-s", "4096", "-q", "2"}, []int{4096}, 50, true},
+		{"write_lat", []string{"-n", "50", "-s", "4096"}, []int{4096}, 50, true},
 		{"write_lat", []string{"-D", "1", "-s", "64"}, []int{64}, 0, false},
 		{"read_lat", []string{"-n", "100", "-s", "64"}, []int{64}, 100, false},
 		{"read_lat", []string{"-n", "5", "-a", "-o", "1"}, small, 5, false},
-		{"read_lat", []string{"-D", "1", "-s", "1024", "-q", "3"}, []int{1024}, 0, false},
+		{"read_lat", []string{"-D", "1", "-s", "1024", "-o", "2"}, []int{1024}, 0, false},
 	} {
 		name := strings.Join(append([]string{tc.test}, tc.args...), "_")
 		if tc.crc {
@@ -188,7 +187,7 @@ func TestPerfRCMUsage(t *testing.T) {
 		{[]string{"perf", "write_bw", "-R"}, "-R needs --server or the server's ADDRESS"},
 		{[]string{"perf", "write_lat", "-R", "-o", "2", "127.0.0.1"}, "-o applies to read_bw and read_lat, not write_lat"},
 		{[]string{"perf", "read_lat", "-o", "2", "127.0.0.1"}, "-o applies with -R"},
-		{[]string{"perf", "send_lat", "-q", "2", "127.0.0.1"}, "-q 2: the latency tests measure one connection"},
+		{[]string{"perf", "send_lat", "-R", "-q", "2", "127.0.0.1"}, "-q 2: the latency tests measure one connection"},
 		{[]string{"perf", "read_bw", "--rdma_cm", "--json", "127.0.0.1"}, "--json and --plot do not apply with -R"},
 	} {
 		if code, _, stderr := runNd(t, tc.args...); code != 2 || !strings.Contains(stderr, tc.want) {
