@@ -339,9 +339,7 @@ func (l *link) shutdown(status nd.Status, term *iwarp.Terminate, notify bool) {
 		l.conn.SetReadDeadline(deadline)
 		l.ring()
 	} else {
-		if term != nil {
-			l.writeTerminateNow(term)
-		}
+		l.writeTerminateNow(term) // and an RTR still owed (terminate.go)
 		l.conn.Close()
 	}
 	go func() {
@@ -414,8 +412,14 @@ func (l *link) cleanup() {
 // writeTerminateNow writes a Terminate straight to the socket, for the
 // times no writer runs.
 func (l *link) writeTerminateNow(term *iwarp.Terminate) {
-	b, err := iwarp.AppendTerminateFPDU(nil, 1, term, l.crc)
-	if err != nil {
+	b := l.rtrBeforeClose(nil)
+	if term != nil {
+		var err error
+		if b, err = iwarp.AppendTerminateFPDU(b, 1, term, l.crc); err != nil {
+			return
+		}
+	}
+	if len(b) == 0 {
 		return
 	}
 	l.conn.SetWriteDeadline(time.Now().Add(time.Second))
