@@ -34,7 +34,6 @@ type progress struct {
 	// of them instead of asking the kernel which are ready.
 	direct atomic.Pointer[[]*link]
 	events []readyEvent // the application poll's (mu)
-	round  uint64       // polls of the set so far (mu): links note the round that handled them
 
 	// polls counts application polls; waiters counts the application
 	// goroutines waiting in Notify (Watch, Unwatch); woke is set when a
@@ -86,6 +85,11 @@ func (p *progress) poll() bool {
 		return false // the links' reader goroutines move the bytes
 	}
 	p.polls.Add(1)
+	if p.heldCount.Load() > 0 {
+		// The application polls again rather than answer what came
+		// with the held responses: they leave now.
+		p.releaseHeld()
+	}
 	if p.copying.Load() > 0 {
 		// A writer's long write is copying in the kernel on another
 		// thread: on a process confined to one core, this poll would
@@ -122,22 +126,16 @@ func (p *progress) poll() bool {
 	return handled
 }
 
-// serveLocked moves the inbound bytes of the ready links (by slot), then
-// sends the responses that links not among them hold back: their
-// application has nothing new to answer. mu held.
+// serveLocked moves the inbound bytes of the ready links (by slot). mu
+// held.
 func (p *progress) serveLocked(ready []readyEvent) bool {
-	p.round++
 	handled := false
 	for _, slot := range ready {
 		if int(slot) < len(p.slots) {
 			if l := p.slots[slot]; l != nil && l.pollRx() {
-				l.handledRound = p.round
 				handled = true
 			}
 		}
-	}
-	if p.heldCount.Load() > 0 {
-		p.releaseHeld(p.round)
 	}
 	return handled
 }
@@ -284,12 +282,19 @@ func (p *progress) serve(events []readyEvent, seen *uint64) bool {
 		if p.ended() {
 			return false
 		}
-		if len(ready) > 0 || p.heldCount.Load() > 0 {
+		if len(ready) > 0 {
 			p.mu.Lock()
 			if p.serveLocked(ready) {
 				spinUntil = time.Now().Add(p.cfg.Spin)
 			}
 			p.mu.Unlock()
+		}
+		if p.heldCount.Load() > 0 {
+			// Let the application answer what came with the held
+			// responses, so that they leave with its answer; then
+			// they leave anyway.
+			runtime.Gosched()
+			p.releaseHeld()
 		}
 		if now := p.polls.Load(); now != *seen && p.waiters.Load() == 0 {
 			*seen = now
@@ -322,8 +327,9 @@ func (p *progress) ended() bool {
 // deferTx holds back a queued response to a zero-length Read (the link's
 // poller calls it), so that it leaves with the application's answer to
 // what came with it: the next send takes it along. If none comes first, it
-// leaves at the next poll of the set that does not find the link ready,
-// or at the latest deferLimit later.
+// leaves at the application's next poll (it polls instead of answering),
+// once the progress goroutine let the application run, or at the latest
+// deferLimit later.
 func (l *link) deferTx() {
 	p := l.t.progress
 	p.heldMu.Lock()
@@ -364,23 +370,19 @@ func (l *link) takeDeferred() bool {
 	return held
 }
 
-// releaseHeld sends the responses held back by links that the poll of
-// round did not find ready: their application has nothing new to answer.
-func (p *progress) releaseHeld(round uint64) {
+// releaseHeld sends every response held back.
+func (p *progress) releaseHeld() {
 	for {
-		var idle *link
+		var h *link
 		p.heldMu.Lock()
-		for _, h := range p.held {
-			if h.handledRound != round {
-				idle = h
-				break
-			}
+		if len(p.held) > 0 {
+			h = p.held[0]
 		}
 		p.heldMu.Unlock()
-		if idle == nil {
+		if h == nil {
 			return
 		}
-		idle.flushDeferred()
+		h.flushDeferred()
 	}
 }
 
