@@ -42,12 +42,15 @@ type transport struct {
 	// as a descriptor, and pulled from the peer.
 	rvSent, rvPulled atomic.Uint64
 	rvMapped         atomic.Uint64 // Sends by rendezvous copied through a mapped segment
+
+	progress *progress // the readiness set of every link (progress.go)
 }
 
 func newTransport(p *Provider) *transport {
 	return &transport{
 		p: p, listeners: make(map[*engine.Listener]*portListener),
 		present: make(map[netip.Addr]*net.UnixConn), id: rand.Uint64(),
+		progress: newProgress(&p.cfg),
 	}
 }
 

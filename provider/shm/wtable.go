@@ -67,9 +67,6 @@ const (
 	rightWrite = 2
 )
 
-// maxPeerSegments bounds the AllocateMemory segments a peer may pass.
-const maxPeerSegments = 1024
-
 type slotState uint8
 
 const (
@@ -425,7 +422,7 @@ func (l *link) direct(wr *engine.WorkRequest) bool {
 		return false
 	}
 	l.mu.Lock()
-	if l.closing || l.unconf.len() > 0 {
+	if l.closing || l.unconf.Len() > 0 {
 		l.mu.Unlock()
 		return false
 	}
