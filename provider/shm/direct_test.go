@@ -18,12 +18,12 @@ import (
 // p's passive (target) links: while stopped, a poller that comes to look
 // at such a ring leaves it alone, so it handles no record at all.
 type captureLinks struct {
-	mu       sync.Mutex
-	active   *link
-	passive  *link
-	stopped  atomic.Bool
-	parked   atomic.Bool // a poller found the stopped passive link and left it
-	resumed  atomic.Bool
+	mu      sync.Mutex
+	active  *link
+	passive *link
+	stopped atomic.Bool
+	parked  atomic.Bool // a poller found the stopped passive link and left it
+	resumed atomic.Bool
 }
 
 func hookLinks(t *testing.T, p *Provider) *captureLinks {
