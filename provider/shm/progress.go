@@ -44,6 +44,7 @@ type progress struct {
 	live   int
 	hot    []*link
 	passes uint64 // passes of the set by application polls (mu)
+	rang   bool   // the last look at the epoll instance found doorbells (mu)
 	events []unix.EpollEvent
 	ctl    unix.EpollEvent // add's (mu)
 
@@ -122,9 +123,11 @@ func (p *progress) poll() bool {
 	}
 	var ready []unix.EpollEvent
 	p.passes++
-	if len(p.hot) < p.live && p.passes%epollEvery == 0 {
-		// Some links are armed: ask the kernel which of them rang.
+	if len(p.hot) < p.live && (p.rang || p.passes%epollEvery == 0) {
+		// Some links are armed: ask the kernel which of them rang; again
+		// at the next pass while it names some (more may wait).
 		ready = p.waitLocked(p.events, 0)
+		p.rang = len(ready) > 0
 	}
 	moved := p.serveLocked(true, ready)
 	p.mu.Unlock()

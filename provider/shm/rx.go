@@ -46,6 +46,14 @@ var testHookReader atomic.Pointer[func(*link) bool]
 // arms the link, and disarms it if the progress goroutine had. It reports
 // whether it handled records.
 func (l *link) pollRx(app bool) bool {
+	if !l.armed.Load() && !l.ackHeld.Load() && !l.peerGone.Load() && l.rxMu.TryLock() {
+		// The ring is mapped while rxEnded is false under rxMu.
+		idle := !l.rxEnded && !l.rx.Unconsumed()
+		l.rxMu.Unlock()
+		if idle {
+			return false
+		}
+	}
 	moved, _ := l.serveHot(app, -1)
 	return moved
 }
@@ -66,9 +74,9 @@ func (l *link) serveHot(app bool, armAfter int) (moved, hot bool) {
 	if l.rxEnded || l.rxStop {
 		return false, false
 	}
-	if l.armed {
+	if l.armed.Load() {
 		l.rx.Disarm()
-		l.armed = false
+		l.armed.Store(false)
 	}
 	// The peer published everything it will before the hang-up was seen:
 	// once the ring is empty after that, the connection ends.
@@ -121,14 +129,14 @@ func (l *link) armRx() bool {
 // reports false, disarmed, when a record is there already. rxMu held.
 func (l *link) armLocked() bool {
 	l.flushAck()
-	if l.armed {
+	if l.armed.Load() {
 		return true
 	}
 	if l.rx.Arm() {
 		l.rx.Disarm()
 		return false
 	}
-	l.armed = true
+	l.armed.Store(true)
 	return true
 }
 
@@ -149,6 +157,9 @@ func (l *link) consumeLocked(ep *engine.Endpoint, app bool) (int, bool) {
 	n, ok := l.consumeRecordsLocked(ep, app)
 	if n > 0 && !l.rxSeen.Load() {
 		l.rxSeen.Store(true)
+	}
+	if held := l.r.unacked > 0; held != l.ackHeld.Load() {
+		l.ackHeld.Store(held)
 	}
 	return n, ok
 }
@@ -194,6 +205,9 @@ func (l *link) flushAck() {
 		return
 	}
 	l.r.unacked, l.r.rvBytes, l.r.prompt = 0, 0, false
+	if l.ackHeld.Load() {
+		l.ackHeld.Store(false)
+	}
 	l.mu.Lock()
 	l.queueAckLocked(l.r.doneUpTo)
 	l.mu.Unlock()

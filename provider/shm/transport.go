@@ -224,7 +224,7 @@ func (t *transport) passive(pl *portListener, c *net.UnixConn) {
 	}
 	var bells [numBells]*shmring.Doorbell
 	for i := range bells {
-		bells[i], err = shmring.DoorbellFromFD(fds[1+i])
+		bells[i], err = bellFromFD(i, fds[1+i])
 		if err != nil {
 			for j := range bells[:i] {
 				bells[j].Close()
@@ -299,7 +299,7 @@ func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engi
 	}
 	var bells [numBells]*shmring.Doorbell
 	for i := range bells {
-		if bells[i], err = shmring.NewDoorbell(); err != nil {
+		if bells[i], err = newBell(i); err != nil {
 			for j := range bells[:i] {
 				bells[j].Close()
 			}
@@ -330,4 +330,23 @@ func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engi
 	}
 	l.startWatcher()
 	return l, nil
+}
+
+// newBell creates doorbell i of a connection (handshake.go's order): the
+// data doorbells are raw, watched by the readiness sets of both sides
+// rather than by the Go runtime; the room doorbells are waited on by the
+// writer goroutines.
+func newBell(i int) (*shmring.Doorbell, error) {
+	if i == bellA2PData || i == bellP2AData {
+		return shmring.NewRawDoorbell()
+	}
+	return shmring.NewDoorbell()
+}
+
+// bellFromFD is newBell for a doorbell the peer passed.
+func bellFromFD(i, fd int) (*shmring.Doorbell, error) {
+	if i == bellA2PData || i == bellP2AData {
+		return shmring.RawDoorbellFromFD(fd)
+	}
+	return shmring.DoorbellFromFD(fd)
 }

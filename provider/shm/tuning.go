@@ -18,8 +18,9 @@ const (
 	directPollLinks = 4
 	// readyBatch is how many rung doorbells one look at the epoll
 	// instance takes at most: enough to drain a burst over many
-	// connections in few system calls, small enough to keep per provider.
-	readyBatch = 64
+	// connections in few passes (each pass also visits every hot link),
+	// small enough to keep per provider.
+	readyBatch = 256
 	// epollEvery: an application poll asks the kernel which armed links
 	// rang only every this many passes. An empty poll then costs a
 	// counter, not a system call (a few hundred ns on a virtual machine),
@@ -32,7 +33,7 @@ const (
 	// looks in all, however many they are, while a lone busy link stays
 	// hot through the gaps of a ping-pong (arming it would make its peer
 	// ring a doorbell, a system call, per message).
-	armBudget    = 1 << 14
+	armBudget    = 1 << 12
 	minArmPasses = 2
 	// pollerGone is how long the application may go without polling
 	// before the progress goroutine takes over its links: long enough
