@@ -307,6 +307,10 @@ func (l *link) watch() {
 			l.rvOut = msg[1]&capSend != 0 && l.rvMin > 0
 			l.mu.Unlock()
 			events.Ready()
+		case msg[0] == msgShort && l.active && len(msg) == 2:
+			// The passive side lacks descriptors or memory for us.
+			l.shutdown(nd.ErrInsufficientResources, true)
+			return
 		case msg[0] == msgReject:
 			pd, err := parseReject(msg)
 			if err != nil {

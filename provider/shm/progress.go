@@ -532,7 +532,7 @@ func (p *progress) ended() bool {
 // resourceError names the resource a failed system call ran out of, when
 // it did: file descriptors, memory, memory mappings.
 func resourceError(call string, err error) error {
-	switch err {
+	switch unwrapErrno(err) {
 	case unix.EMFILE:
 		return fmt.Errorf("%s: out of file descriptors (the process's RLIMIT_NOFILE): %w", call, err)
 	case unix.ENFILE:

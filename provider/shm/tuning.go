@@ -90,3 +90,8 @@ const (
 // maxPeerSegments bounds the AllocateMemory segments a peer may pass: each
 // is a mapping of this process's, and a hostile peer must not exhaust them.
 const maxPeerSegments = 1024
+
+// acceptBackoff is how long a listener out of descriptors, without its
+// spare one, waits before it accepts again: the waiting connections stay
+// queued, and a loop without a pause would hold a processor.
+const acceptBackoff = time.Millisecond
