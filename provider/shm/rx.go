@@ -165,10 +165,13 @@ func (l *link) consumeLocked(ep *engine.Endpoint, app bool) (int, bool) {
 }
 
 // consumeRecordsLocked is consumeLocked's loop: it returns the records it
-// looked at (handled, or refused last) and false when the link ended.
+// looked at (handled, or refused last) and false when the link ended. It
+// stops after recordsPerPass records: one busy (or hostile) peer must not
+// keep the readiness set's poller from the other links; the link stays
+// hot and the next pass goes on.
 func (l *link) consumeRecordsLocked(ep *engine.Endpoint, app bool) (int, bool) {
 	n := 0
-	for {
+	for n < recordsPerPass {
 		rec, ok, err := l.rx.Next()
 		if err != nil {
 			l.rxStop = true
@@ -196,6 +199,7 @@ func (l *link) consumeRecordsLocked(ep *engine.Endpoint, app bool) (int, bool) {
 			l.flushAck()
 		}
 	}
+	return n, true
 }
 
 // flushAck acknowledges the messages handled since the last Ack. Called

@@ -41,6 +41,11 @@ const (
 	// a counter that often), short enough that a peer's request of an
 	// application that stopped polling is served promptly.
 	pollerGone = 100 * time.Microsecond
+	// recordsPerPass bounds the records one pass of the set takes from
+	// one link: a peer that publishes without pause must not keep the
+	// set's poller from the other links; a ring's worth of small records
+	// takes a few passes.
+	recordsPerPass = 256
 )
 
 // Acknowledgments (rx.go).
