@@ -273,6 +273,12 @@ func (l *link) watch() {
 			(*h)(l)
 		}
 		msg, fds, err := readMessage(l.conn, buf, &l.sockRx)
+		if err == errNoDescriptors && l.isStarted() {
+			// A segment message whose memfd this process had no
+			// descriptor left for: the connection goes on without that
+			// mapping (copies into it take process_vm_* instead).
+			continue
+		}
 		if err != nil {
 			break
 		}
@@ -339,6 +345,14 @@ func (l *link) watch() {
 		return
 	}
 	l.shutdown(nd.ErrConnectionAborted, true)
+}
+
+// isStarted reports whether the link's endpoint is attached (the setup is
+// over: only segment messages may come).
+func (l *link) isStarted() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.started
 }
 
 // Close implements engine.Link.

@@ -347,6 +347,9 @@ func (l *link) takeSegment(msg []byte, fds []int) bool {
 		return false
 	}
 	mem, err := unix.Mmap(fds[0], 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err == unix.ENOMEM {
+		return true // out of memory or mappings: copies go by process_vm_* instead
+	}
 	if err != nil {
 		return false
 	}
@@ -391,6 +394,9 @@ func (l *link) pullSegments() bool {
 				return
 			}
 			msg, fds, err := recvMessage(int(fd), buf[:])
+			if err == errNoDescriptors {
+				continue // out of descriptors: that segment stays unmapped
+			}
 			if err != nil || !l.takeSegment(msg, fds) {
 				bad = true
 				return
