@@ -329,3 +329,14 @@ text = "\n".join(out) + "\n"
 print(text, end="")
 open(sys.argv[1], "w").write(text)
 PY
+
+# ndnet streams (net.Conn over ND) beside Unix sockets and loopback TCP,
+# and gRPC over them: bench/ndnet.sh, written to bench/ndnet-results.txt.
+echo "measuring ndnet streams (bench/ndnet.sh) ..." >&2
+ROUNDS=$ROUNDS bash "$root/bench/ndnet.sh"
+
+# Many connections on one completion queue a side, beside plain Go's
+# goroutine per connection: bench/peers.sh, written to
+# bench/peers-results.txt.
+echo "measuring many connections on one completion queue (bench/peers.sh) ..." >&2
+bash "$root/bench/peers.sh" "$ROUNDS"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # siw_test.sh - interop test of `nd rping` against rdma-core's rping, and of
-# `nd perf send_bw|write_bw|read_bw -R` against perftest 6.06's ib_*_bw -R,
-# over the Linux kernel's soft-iWARP (siw), in the throw-away VM of
+# `nd perf TEST -R` against perftest 6.06's ib_TEST -R for its six tests
+# (send_bw, send_lat, write_bw, write_lat, read_bw, read_lat), over the Linux
+# kernel's soft-iWARP (siw), in the throw-away VM of
 # ../../shared/interop/vm.sh (see README.md beside this script).
 #
 # It builds a static nd binary, boots the VM once, and runs every case of the
@@ -9,8 +10,8 @@
 #
 #   nd-client  `nd rping -c -V` against `rping -s`
 #   nd-server  `rping -c -V` against `nd rping -s -V`
-#   perf-nd-client-*  `nd perf TEST_bw -R` against `ib_TEST_bw -R -d siw0`
-#   perf-nd-server-*  `ib_TEST_bw -R -d siw0` against `nd perf TEST_bw -R --server`
+#   perf-nd-client-*  `nd perf TEST -R` against `ib_TEST -R -d siw0`
+#   perf-nd-server-*  `ib_TEST -R -d siw0` against `nd perf TEST -R --server`
 #
 # for several ping sizes and counts, with MPA CRC off and on. With CRC on, the
 # nd side asks for it (-crc): as the initiator its MPA Request carries C and
@@ -30,17 +31,21 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=kernel_watch.sh
+. "$here/kernel_watch.sh" # KW_PATTERN
 repo=$(cd "$here/.." && pwd)
 vmsh=${ND_VM_SH:-$here/../../shared/interop/vm.sh}
-vm_timeout=${ND_VM_TIMEOUT:-600}
+vm_timeout=${ND_VM_TIMEOUT:-1500}
 
-# The cases: NAME DIRECTION SIZE COUNT CRC [TEST]. SIZE "-" and a NAME ending
-# in "-defaults" run rping's defaults (size 64, port 7174) without -S and -p.
-# Sizes stay within rping's limits (26 to 65535). The perf-* directions run
-# perftest 6.06's -R protocol (iwarp.md section 8) for TEST (send, write or
-# read), COUNT iterations of SIZE bytes:
-#   perf-client  `nd perf TEST_bw -R ... 192.0.2.1` against `ib_TEST_bw -R -d siw0`
-#   perf-server  `ib_TEST_bw -R -d siw0 ... 192.0.2.1` against `nd perf TEST_bw -R --server`
+# The cases. rping: NAME DIRECTION SIZE COUNT CRC. SIZE "-" and a NAME
+# ending in "-defaults" run rping's defaults (size 64, port 7174) without -S
+# and -p. Sizes stay within rping's limits (26 to 65535). perftest: NAME
+# DIRECTION TEST CRC ARGS..., where the perf-* directions run perftest
+# 6.06's -R protocol (iwarp.md section 8) for TEST with ARGS given to both
+# sides (perftest sends neither side's parameters to the other):
+#   perf-client  `nd perf TEST -R ARGS 192.0.2.1` against `ib_TEST -R -d siw0 ARGS`
+#   perf-server  `ib_TEST -R -d siw0 ARGS 192.0.2.1` against `nd perf TEST -R --server ARGS`
+# ARGS give -n or -D, and -s or -a, so that the rows to expect are known.
 cases=(
 	"nd-client-defaults       nd-client -     10  off"
 	"nd-client-26x3           nd-client 26    3   off"
@@ -62,16 +67,58 @@ cases=(
 	"nd-server-crc-1000x100   nd-server 1000  100 on"
 	"nd-server-crc-65000x20   nd-server 65000 20  on"
 	"nd-server-crc-65535x5    nd-server 65535 5   on"
-	"perf-nd-client-send-4096x200     perf-client 4096  200  off send"
-	"perf-nd-client-send-1024x1500    perf-client 1024  1500 off send"
-	"perf-nd-client-write-65536x100   perf-client 65536 100  off write"
-	"perf-nd-client-read-65536x100    perf-client 65536 100  off read"
-	"perf-nd-client-crc-read-4096x200 perf-client 4096  200  on  read"
-	"perf-nd-server-send-4096x200     perf-server 4096  200  off send"
-	"perf-nd-server-send-1024x1500    perf-server 1024  1500 off send"
-	"perf-nd-server-write-65536x100   perf-server 65536 100  off write"
-	"perf-nd-server-read-65536x100    perf-server 65536 100  off read"
-	"perf-nd-server-crc-send-4096x200 perf-server 4096  200  on  send"
+	"perf-nd-client-send-4096x200         perf-client send_bw   off -n 200 -s 4096"
+	"perf-nd-client-send-1024x1500        perf-client send_bw   off -n 1500 -s 1024"
+	"perf-nd-client-write-65536x100       perf-client write_bw  off -n 100 -s 65536"
+	"perf-nd-client-read-65536x100        perf-client read_bw   off -n 100 -s 65536"
+	"perf-nd-client-crc-read-4096x200     perf-client read_bw   on  -n 200 -s 4096"
+	"perf-nd-client-send_lat-2x1000       perf-client send_lat  off -n 1000 -s 2"
+	"perf-nd-client-write_lat-2x1000      perf-client write_lat off -n 1000 -s 2"
+	"perf-nd-client-read_lat-64x500       perf-client read_lat  off -n 500 -s 64"
+	"perf-nd-client-crc-write_lat-4096x300 perf-client write_lat on  -n 300 -s 4096"
+	"perf-nd-client-send_bw-all           perf-client send_bw   off -a -n 10"
+	"perf-nd-client-write_bw-all          perf-client write_bw  off -a -n 5"
+	"perf-nd-client-read_bw-all           perf-client read_bw   off -a -n 5"
+	"perf-nd-client-send_lat-all          perf-client send_lat  off -a -n 5"
+	"perf-nd-client-write_lat-all         perf-client write_lat off -a -n 5"
+	"perf-nd-client-read_lat-all          perf-client read_lat  off -a -n 5"
+	"perf-nd-client-send_bw-q3-t16        perf-client send_bw   off -q 3 -t 16 -n 400 -s 4096"
+	"perf-nd-client-write_bw-q4-t8        perf-client write_bw  off -q 4 -t 8 -n 100 -s 65536"
+	"perf-nd-client-read_bw-q2-o2         perf-client read_bw   off -q 2 -o 2 -t 8 -n 100 -s 16384"
+	"perf-nd-client-send_lat-t4-Q2         perf-client send_lat  off -t 4 -Q 2 -n 300 -s 64"
+	"perf-nd-client-read_lat-o1           perf-client read_lat  off -o 1 -n 300 -s 64"
+	"perf-nd-client-send_bw-D3            perf-client send_bw   off -D 3 -s 4096"
+	"perf-nd-client-write_bw-D3           perf-client write_bw  off -D 3 -s 65536"
+	"perf-nd-client-read_bw-D3            perf-client read_bw   off -D 3 -s 65536"
+	"perf-nd-client-send_lat-D3           perf-client send_lat  off -D 3 -s 8"
+	"perf-nd-client-write_lat-D3          perf-client write_lat off -D 3 -s 8"
+	"perf-nd-client-read_lat-D3           perf-client read_lat  off -D 3 -s 8"
+	"perf-nd-server-send-4096x200         perf-server send_bw   off -n 200 -s 4096"
+	"perf-nd-server-send-1024x1500        perf-server send_bw   off -n 1500 -s 1024"
+	"perf-nd-server-write-65536x100       perf-server write_bw  off -n 100 -s 65536"
+	"perf-nd-server-read-65536x100        perf-server read_bw   off -n 100 -s 65536"
+	"perf-nd-server-crc-send-4096x200     perf-server send_bw   on  -n 200 -s 4096"
+	"perf-nd-server-send_lat-2x1000       perf-server send_lat  off -n 1000 -s 2"
+	"perf-nd-server-write_lat-2x1000      perf-server write_lat off -n 1000 -s 2"
+	"perf-nd-server-read_lat-64x500       perf-server read_lat  off -n 500 -s 64"
+	"perf-nd-server-crc-send_lat-4096x300 perf-server send_lat  on  -n 300 -s 4096"
+	"perf-nd-server-send_bw-all           perf-server send_bw   off -a -n 10"
+	"perf-nd-server-write_bw-all          perf-server write_bw  off -a -n 5"
+	"perf-nd-server-read_bw-all           perf-server read_bw   off -a -n 5"
+	"perf-nd-server-send_lat-all          perf-server send_lat  off -a -n 5"
+	"perf-nd-server-write_lat-all         perf-server write_lat off -a -n 5"
+	"perf-nd-server-read_lat-all          perf-server read_lat  off -a -n 5"
+	"perf-nd-server-send_bw-t16           perf-server send_bw   off -t 16 -n 400 -s 4096"
+	"perf-nd-server-write_bw-t8           perf-server write_bw  off -t 8 -n 100 -s 65536"
+	"perf-nd-server-read_bw-o2-t8         perf-server read_bw   off -o 2 -t 8 -n 100 -s 16384"
+	"perf-nd-server-send_lat-t4-Q2         perf-server send_lat  off -t 4 -Q 2 -n 300 -s 64"
+	"perf-nd-server-read_lat-o1           perf-server read_lat  off -o 1 -n 300 -s 64"
+	"perf-nd-server-send_bw-D3            perf-server send_bw   off -D 3 -s 4096"
+	"perf-nd-server-write_bw-D3           perf-server write_bw  off -D 3 -s 65536"
+	"perf-nd-server-read_bw-D3            perf-server read_bw   off -D 3 -s 65536"
+	"perf-nd-server-send_lat-D3           perf-server send_lat  off -D 3 -s 8"
+	"perf-nd-server-write_lat-D3          perf-server write_lat off -D 3 -s 8"
+	"perf-nd-server-read_lat-D3           perf-server read_lat  off -D 3 -s 8"
 )
 if [[ -n ${ND_CASES:-} ]]; then
 	selected=()
@@ -124,6 +171,7 @@ fi
 	echo 'CASES=('
 	for c in "${cases[@]}"; do printf '  %q\n' "$c"; done
 	echo ')'
+	cat "$here/kernel_watch.sh"
 	cat <<'GUEST'
 ADDR=192.0.2.1
 T=120 # seconds per program
@@ -136,6 +184,7 @@ REPLY_CRC="$MPA and tcp[$PO+7:2] = 0x5265 and tcp[$PO+9:1] = 0x70 and (tcp[$PO+1
 REPLY="$MPA and tcp[$PO+7:2] = 0x5265 and tcp[$PO+9:1] = 0x70"
 tcpdump -Z root -i lo -s 128 -U -w /tmp/mpa.pcap "$MPA" 2>/tmp/tcpdump.log & tdpid=$!
 for i in $(seq 50); do grep -q listening /tmp/tcpdump.log && break; sleep 0.1; done
+kw_start
 
 # waitport PORT: wait (bounded) until something listens on TCP PORT.
 waitport() {
@@ -153,28 +202,74 @@ tailof() { tail -n 5 "$1" | cut -c1-160 | sed 's/^/    | /'; }
 # count FILTER: MPA frames captured so far that match FILTER.
 count() { tcpdump -Z root -r /tmp/mpa.pcap -nn "$1" 2>/dev/null | wc -l; }
 
+# perfargs: what the case's ARGS (the array args) make each side print:
+# sets sizes (the row sizes), iters (a regexp of the #iterations column of
+# the client's rows) and q.
+perfargs() {
+	local i n=1000 s=2 all= dur=
+	q=1
+	[[ $test == *_bw ]] && { n=5000; s=65536; }
+	for ((i = 0; i < ${#args[@]}; i++)); do
+		case ${args[i]} in
+		-a) all=1 ;;
+		-n) n=${args[i + 1]} ;;
+		-s) s=${args[i + 1]} ;;
+		-D) dur=${args[i + 1]} ;;
+		-q) q=${args[i + 1]} ;;
+		esac
+	done
+	sizes=$s
+	[[ -n $all ]] && sizes=$(for ((i = 1; i < 24; i++)); do echo $((1 << i)); done)
+	if [[ -n $dur ]]; then
+		iters='[0-9]+'
+	elif [[ $test == *_bw ]]; then
+		iters=$((n * q)) # perftest counts the iterations of every connection
+	else
+		iters=$n
+	fi
+}
+
+# rowsmissing LOG SIZES: the sizes of SIZES with no result row in LOG.
+rowsmissing() {
+	local z miss=
+	for z in $2; do
+		# (perftest prints inf or nan when its clock reading failed)
+		grep -Eq "^ *$z +$iters +([0-9]|inf|-?nan)" "$1" || miss+="$z "
+	done
+	echo "${miss% }"
+}
+
 # perfcase: one perftest -R case (perf-client or perf-server); the variables
 # of the loop below name it.
 perfcase() {
-	local port=$((18600 + idx)) srv cli srv_rc cli_rc spid replies creplies reason i
-	local pt=(-R -p "$port" -n "$count" -s "$size")
-	local ndcrc=()
+	local port=$((18600 + idx)) srv cli srv_rc cli_rc spid replies creplies reason i sizes iters q
+	local ndcrc=() srvsizes miss
+	perfargs
 	[[ $crc == on ]] && ndcrc=(-crc)
 	local replies0 creplies0
 	replies0=$(count "tcp src port $port and $REPLY")
 	creplies0=$(count "tcp src port $port and $REPLY_CRC")
 	rm -f srv.log cli.log
+	# An MPA responder sends nothing before the initiator's first FPDU
+	# (RFC 5044; RFC 6581's RTR exists for that), and perftest's write_lat
+	# server writes first: against a siw initiator nd perf's server can
+	# only start once siw sends an RTR, which it does in peer-to-peer mode.
+	local p2p=N note=
+	if [[ $dir == perf-server && $test == write_lat ]]; then
+		p2p=Y note=", siw peer_to_peer Y"
+	fi
+	echo $p2p >/sys/module/siw/parameters/peer_to_peer
 	if [[ $dir == perf-client ]]; then
-		srv="ib_${test}_bw -R"; cli="nd perf ${test}_bw -R"
-		timeout $T ib_${test}_bw -d siw0 "${pt[@]}" >srv.log 2>&1 & spid=$!
+		srv="ib_$test -R"; cli="nd perf $test -R"
+		timeout $T ib_$test -d siw0 -R -F -p "$port" "${args[@]}" >srv.log 2>&1 & spid=$!
 		waitport "$port" || echo "note: $name: no listener on port $port seen, trying anyway"
-		timeout $T /inject/nd perf ${test}_bw "${pt[@]}" "${ndcrc[@]}" $ADDR >cli.log 2>&1
+		timeout $T /inject/nd perf $test -R -p "$port" "${args[@]}" "${ndcrc[@]}" $ADDR >cli.log 2>&1
 		cli_rc=$?
 	else
-		srv="nd perf ${test}_bw -R --server"; cli="ib_${test}_bw -R"
-		timeout $T /inject/nd perf ${test}_bw --server --bind $ADDR "${pt[@]}" "${ndcrc[@]}" >srv.log 2>&1 & spid=$!
+		srv="nd perf $test -R --server"; cli="ib_$test -R"
+		timeout $T /inject/nd perf $test -R --server --bind $ADDR -p "$port" "${args[@]}" "${ndcrc[@]}" >srv.log 2>&1 & spid=$!
 		waitport "$port" || echo "note: $name: no listener on port $port seen, trying anyway"
-		timeout $T ib_${test}_bw -d siw0 "${pt[@]}" $ADDR >cli.log 2>&1
+		timeout $T ib_$test -d siw0 -R -F -p "$port" "${args[@]}" $ADDR >cli.log 2>&1
 		cli_rc=$?
 	fi
 	if ((cli_rc != 0)); then
@@ -182,29 +277,39 @@ perfcase() {
 		kill $spid 2>/dev/null
 	fi
 	wait $spid; srv_rc=$?
+	echo N >/sys/module/siw/parameters/peer_to_peer
 	for i in 1 2 3 4 5; do # let tcpdump write the last MPA frame
 		sleep 0.2
 		replies=$(($(count "tcp src port $port and $REPLY") - replies0))
-		((replies < 2)) || break
+		((replies < q + 1)) || break
 	done
 	creplies=$(($(count "tcp src port $port and $REPLY_CRC") - creplies0))
 	reason=
 	((cli_rc == 0)) || reason+="$cli exit $cli_rc; "
 	((srv_rc == 0)) || reason+="$srv exit $srv_rc; "
-	# Both print the bandwidth row: #bytes, then #iterations.
-	grep -Eq "^ *$size +$count +[0-9]" cli.log || reason+="no result row for $size bytes x $count from $cli; "
-	grep -Eq "^ *$size +$count +[0-9]" srv.log || reason+="no result row for $size bytes x $count from $srv; "
-	if ((replies != 2)); then
-		reason+="$replies MPA replies seen on port $port, want 2 (control and data); "
-	elif [[ $crc == on && $creplies != 2 ]]; then
-		reason+="CRC asked for but $((2 - creplies)) MPA replies have no C flag; "
+	# The client prints a row per size. The server: send_bw, send_lat and
+	# write_lat theirs too, write_bw and read_bw the client's report of
+	# its last size, read_lat none.
+	miss=$(rowsmissing cli.log "$sizes")
+	[[ -z $miss ]] || reason+="no result row with $iters iterations for size(s) $miss from $cli; "
+	case $test in
+	write_bw | read_bw) srvsizes=$(echo "$sizes" | tail -n 1) ;;
+	read_lat) srvsizes= ;;
+	*) srvsizes=$sizes ;;
+	esac
+	miss=$(rowsmissing srv.log "$srvsizes")
+	[[ -z $miss ]] || reason+="no result row with $iters iterations for size(s) $miss from $srv; "
+	if ((replies != q + 1)); then
+		reason+="$replies MPA replies seen on port $port, want $((q + 1)) (control and $q data); "
+	elif [[ $crc == on && $creplies != "$replies" ]]; then
+		reason+="CRC asked for but $((replies - creplies)) MPA replies have no C flag; "
 	elif [[ $crc == off && $creplies != 0 ]]; then
 		reason+="an MPA reply has the C flag although nobody asked for CRC; "
 	fi
 	if [[ -z $reason ]]; then
-		echo "PASS $name ($cli -> $srv, ${test}_bw, size $size, $count iterations, crc $crc)"
+		echo "PASS $name ($cli -> $srv, ${args[*]}, crc $crc$note)"
 	else
-		echo "FAIL $name ($cli -> $srv, ${test}_bw, size $size, $count iterations, crc $crc): ${reason%; }"
+		echo "FAIL $name ($cli -> $srv, ${args[*]}, crc $crc$note): ${reason%; }"
 		echo "  client ($cli):"; tailof cli.log
 		echo "  server ($srv):"; tailof srv.log
 		echo "  kernel (siw):"; dmesg | grep -i siw | tail -n 6 | sed 's/^/    | /'
@@ -213,9 +318,12 @@ perfcase() {
 
 idx=0
 for c in "${CASES[@]}"; do
-	read -r name dir size count crc test <<<"$c"
+	read -r name dir size count crc <<<"$c"
 	idx=$((idx + 1))
+	kw_case "$name"
 	if [[ $dir == perf-* ]]; then
+		read -r name dir test crc rest <<<"$c"
+		read -r -a args <<<"$rest"
 		perfcase
 		continue
 	fi
@@ -282,18 +390,37 @@ GUEST
 } >"$tmp/guest.sh"
 
 echo "booting the VM: ${#cases[@]} cases" >&2
-"$vmsh" -t "$vm_timeout" -i "$tmp/nd" -s "$tmp/guest.sh" >"$tmp/out" 2>"$tmp/err"
+"$vmsh" -t "$vm_timeout" -l "$tmp/console" -i "$tmp/nd" -s "$tmp/guest.sh" >"$tmp/out" 2>"$tmp/err"
 vmrc=$?
 # Guest output: everything but the result lines is context for failures.
+kbug=
 while IFS= read -r line; do
 	case $line in
 	"PASS "*) passed=$((passed + 1)) ;;
 	"FAIL "*) failed=$((failed + 1)) ;;
+	"KERNEL-BUG during "*) kbug=${line#KERNEL-BUG during } ;;
 	esac
 	printf '%s\n' "$line"
 done <"$tmp/out"
 results=$((passed + failed))
-if ((vmrc != 0 || results != ${#cases[@]})); then
+# A BUG the guest could not report (the kernel stopped): the console has it.
+if [[ -z $kbug ]] && grep -qE "$KW_PATTERN" "$tmp/console" 2>/dev/null; then
+	kbug="(unknown: the guest did not report it)"
+	echo "KERNEL-BUG in the guest console:"
+	grep -E -A 40 "$KW_PATTERN" "$tmp/console" | head -n 80 | sed 's/^/    | /'
+fi
+if [[ -n $kbug ]]; then
+	# The case in progress is the first without a result.
+	for c in "${cases[@]:results}"; do
+		read -r name _ <<<"$c"
+		if [[ $name == "$kbug" ]]; then
+			echo "FAIL $name: the guest kernel hit a BUG or oops during this case (its trace is above)"
+		else
+			echo "FAIL $name: not run (the guest kernel hit a BUG or oops during $kbug)"
+		fi
+		failed=$((failed + 1))
+	done
+elif ((vmrc != 0 || results != ${#cases[@]})); then
 	echo "vm.sh exited $vmrc after $results of ${#cases[@]} cases; its diagnostics:"
 	sed 's/^/    | /' "$tmp/err" | tail -n 20
 	for c in "${cases[@]:results}"; do

@@ -11,7 +11,8 @@
 # It builds nd with the verbs tag on the host (cgo: needs libibverbs-dev
 # and librdmacm-dev) and runs, per device, send/write/read _bw at 64 KiB and
 # send/write/read _lat at 8 B: perftest first (-R, rdma_cm), then nd perf,
-# each server and client a process of its own.
+# each server and client a process of its own; then nd perf -R against the
+# same perftest binary in both roles (perftest's rdma_cm protocol).
 #
 # Environment: BW_ITERS (default 2000), LAT_ITERS (default 1000), BW_SIZE
 # (65536), LAT_SIZE (8), ND_VM_SH (the VM harness), ND_VM_TIMEOUT (900),
@@ -61,7 +62,15 @@ for dev in siw0:192.0.2.1 rxe0:192.0.2.2; do
 		port=$((port + 1))
 		nd=$(pair "$ND perf $t --server -provider verbs -bind $addr -p $port" \
 			"$ND perf $t -provider verbs -s $size -n $iters $addr:$port" | figure $field)
-		echo "RESULT $name $t $size $pf $nd"
+		# nd perf -R against the same perftest binary: nd the client,
+		# then nd the server.
+		port=$((port + 1))
+		ndc=$(pair "ib_$t -d $name -R -F -s $size -n $iters -p $port" \
+			"$ND perf $t -provider verbs -R -s $size -n $iters -p $port $addr" | figure $field)
+		port=$((port + 1))
+		nds=$(pair "$ND perf $t --server -provider verbs -R -bind $addr -s $size -n $iters -p $port" \
+			"ib_$t -d $name -R -F -s $size -n $iters -p $port $addr" | figure $field)
+		echo "RESULT $name $t $size $pf $nd $ndc $nds"
 	done
 done
 GUEST
@@ -74,11 +83,14 @@ grep -E '^FAILED' "$tmp/out" "$tmp/err" >&2
 	echo "nd perf over provider/verbs beside perftest (ib_*, -R) on the same device, one VM run (interop/verbs_perf.sh)"
 	echo "the VM emulates its CPU (qemu TCG, 2 vCPUs): compare the ratio, not the figures"
 	echo "bandwidth: BW average, MB/s (2^20), higher is better; latency: t_typical, us, lower is better"
-	echo "ratio: nd perf over perftest"
+	echo "perftest: ib_TEST -R against ib_TEST -R; nd perf: nd perf against nd perf (its own protocol);"
+	echo "nd -R client: nd perf TEST -R against ib_TEST -R (the client's figure); nd -R server: ib_TEST -R against"
+	echo "nd perf TEST -R --server (perftest's figure as the client)"
+	echo "ratios: each over perftest"
 	echo
-	printf '%-6s %-10s %8s %12s %12s %8s\n' device test bytes perftest "nd perf" ratio
-	awk '/^RESULT /{r = ($6 + 0 > 0 && $5 + 0 > 0) ? sprintf("%.2f", $6 / $5) : "nan";
-		printf "%-6s %-10s %8s %12s %12s %8s\n", $2, $3, $4, $5, $6, r}' "$tmp/out"
+	printf '%-6s %-10s %8s %10s %10s %8s %10s %8s %10s %8s\n' device test bytes perftest "nd perf" ratio "nd-R cli" ratio "nd-R srv" ratio
+	awk 'function r(a, b) { return (a + 0 > 0 && b + 0 > 0) ? sprintf("%.2f", a / b) : "nan" }
+		/^RESULT /{printf "%-6s %-10s %8s %10s %10s %8s %10s %8s %10s %8s\n", $2, $3, $4, $5, $6, r($6, $5), $7, r($7, $5), $8, r($8, $5)}' "$tmp/out"
 } >"$tmp/table"
 cat "$tmp/table"
 if ((rc != 0)) || ! grep -q '^RESULT ' "$tmp/out"; then

@@ -32,6 +32,8 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=kernel_watch.sh
+. "$here/kernel_watch.sh" # KW_PATTERN
 repo=$(cd "$here/.." && pwd)
 vmsh=${ND_VM_SH:-$here/../../shared/interop/vm.sh}
 vm_timeout=${ND_VM_TIMEOUT:-1500}
@@ -73,12 +75,26 @@ runs=("TestConformance|TestDataPath" "TestMixed/.*/verbs-active/(Connection|Send
 	[[ -n ${VERBS_NO_SKIPS:-} ]] && echo 'export VERBS_NO_SKIPS=1'
 	[[ -n ${ND_TCP_LOG:-} ]] && echo 'export ND_TCP_LOG=1'
 	[[ -n ${ND_ALLOC_TRACE:-} ]] && echo 'export ND_ALLOC_TRACE=1'
+	cat "$here/kernel_watch.sh"
 	cat <<'GUEST'
 cd /tmp
 ulimit -l unlimited
+# The test running when the kernel stops, and what it printed.
+kw_name() {
+	local t
+	t=$(grep -E '^\s*=== (RUN|CONT) ' /tmp/runset.out 2>/dev/null | tail -n 1 | awk '{print $3}')
+	echo "${t:-$(cat /tmp/kw.case)}"
+}
+kw_context() {
+	echo "=== KERNEL-BUG the test binary's last output:"
+	tail -n 30 /tmp/runset.out | sed 's/^/    | /'
+}
+kw_start
 echo "guest: $(uname -r); devices: $(ibv_devices | awk 'NR>2{printf "%s ", $1}')"
 for r in "${RUNS[@]}"; do
 	echo "=== RUNSET $r"
+	kw_case "runset $r"
+	: >/tmp/runset.out
 	t=600; [[ $r == TestMixed* ]] && t=360
 	# The binary runs in the background and is waited for with a deadline:
 	# a thread stuck in the kernel (rdma_disconnect on a siw id whose peer
@@ -115,7 +131,7 @@ GUEST
 } >"$tmp/guest.sh"
 
 echo "booting the VM" >&2
-"$vmsh" -t "$vm_timeout" -i "$tmp/verbs.test" -s "$tmp/guest.sh" >"$tmp/out" 2>"$tmp/err"
+"$vmsh" -t "$vm_timeout" -l "$tmp/console" -i "$tmp/verbs.test" -s "$tmp/guest.sh" >"$tmp/out" 2>"$tmp/err"
 vmrc=$?
 [[ -n ${ND_OUT:-} ]] && cp "$tmp/out" "$ND_OUT"
 
@@ -144,7 +160,17 @@ if grep -q -E '^(panic:|fatal error)' "$tmp/out"; then
 	grep -A 25 -E '^(panic:|fatal error)' "$tmp/out" | sed 's/^/    | /' | head -n 40
 	failed=$((failed + 1))
 fi
-if ((vmrc != 0)); then
+kbug=$(grep -m 1 -E '^KERNEL-BUG during ' "$tmp/out" | sed 's/^KERNEL-BUG during //')
+if [[ -z $kbug ]] && grep -qE "$KW_PATTERN" "$tmp/console" 2>/dev/null; then
+	kbug="(unknown: the guest did not report it)"
+	echo "KERNEL-BUG in the guest console:"
+	grep -E -A 40 "$KW_PATTERN" "$tmp/console" | head -n 80 | sed 's/^/    | /'
+fi
+if [[ -n $kbug ]]; then
+	sed -n '/^KERNEL-BUG/,$p' "$tmp/out" | head -n 160
+	echo "FAIL $kbug: the guest kernel hit a BUG or oops during this test (its trace is above); the tests after it did not run"
+	failed=$((failed + 1))
+elif ((vmrc != 0)); then
 	echo "vm.sh exited $vmrc; its diagnostics:"
 	sed 's/^/    | /' "$tmp/err" | tail -n 20
 	failed=$((failed + 1))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"runtime"
 	"testing"
 	"time"
 
@@ -254,4 +255,23 @@ func BenchmarkPeers(b *testing.B, p nd.Provider, counts []int) {
 			})
 		})
 	}
+}
+
+// IdleCost connects n pairs of provider p (both ends in this process, each
+// endpoint with its own queue), lets them go idle after one message each,
+// and reports what each endpoint costs: heap bytes (after a collection)
+// and goroutines, against before the pairs existed.
+func IdleCost(tb testing.TB, p nd.Provider, n int) (heapPerEndpoint, goroutinesPerEndpoint float64) {
+	tb.Helper()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	g0 := runtime.NumGoroutine()
+	ps := NewPeers(tb, p, n, 64, false)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	g1 := runtime.NumGoroutine()
+	runtime.KeepAlive(ps)
+	eps := float64(2 * n)
+	return float64(after.HeapAlloc-before.HeapAlloc) / eps, float64(g1-g0) / eps
 }

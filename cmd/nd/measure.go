@@ -35,19 +35,19 @@ type sample struct {
 
 // meter measures one sample: start it, run the iterations, stop it.
 type meter struct {
-	wall time.Time
+	wall instant
 	cpu  time.Duration
 }
 
 // start records the wall clock and the process CPU time.
 func (m *meter) start() {
 	m.cpu = cpuTime()
-	m.wall = time.Now()
+	m.wall = now()
 }
 
 // stop returns the wall and CPU time since start.
 func (m *meter) stop() (wall, cpu time.Duration) {
-	wall = time.Since(m.wall)
+	wall = since(m.wall)
 	return wall, cpuTime() - m.cpu
 }
 

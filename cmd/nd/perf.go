@@ -98,6 +98,7 @@ type perfConfig struct {
 	qps        int
 	txDepth    int
 	cqMod      int  // -Q: send_lat's Sends complete silently but every cqMod-th
+	outReads   int  // -o: with -R, the RDMA Reads in flight (0: the adapter's most)
 	gbits      bool // --report_gbits
 	blocking   bool // -b
 	heap       bool // --heap: windows in Go heap memory, also over shm
@@ -179,7 +180,8 @@ func (c *perfConfig) define(fs *flag.FlagSet) {
 	both("q", "qp", 1, &c.qps, "`connections` (endpoints) in parallel, results aggregated (bw tests)")
 	both("t", "tx-depth", 0, &c.txDepth, "requests in flight per connection, the tx `depth` (default 128 for bw tests, 1 for lat tests)")
 	both("Q", "cq-mod", perfCQMod, &c.cqMod, "send_lat: ask for the completion of every `N`th Send only, as perftest does; the others complete silently unless they fail (1: wait for every Send's completion)")
-	both("R", "rdma_cm", nil, &c.rdmaCM, "speak perftest 6.06's -R (rdma_cm) protocol, against ib_send_bw/ib_write_bw/ib_read_bw -R (send_bw, write_bw, read_bw)")
+	both("o", "outs", 0, &c.outReads, "with -R, read_bw and read_lat: the RDMA Reads in flight, as perftest's -o (default: the adapter's most)")
+	both("R", "rdma_cm", nil, &c.rdmaCM, "speak perftest 6.06's -R (rdma_cm) protocol, against perftest's ib_* -R of the same test")
 	fs.BoolVar(&c.gbits, "report_gbits", false, "report bandwidth in Gb/sec instead of MB/sec")
 	fs.BoolVar(&c.blocking, "b", false, "block in CompletionQueue.Notify for completions instead of polling")
 	fs.BoolVar(&c.heap, "heap", false, "with -provider shm: put the windows in Go heap memory (reached with process_vm_readv/writev) instead of shm.AllocateMemory (reached with a copy through a shared mapping)")
@@ -215,9 +217,18 @@ only connects adapters of one process) always does. The client tells the
 server the test, sizes and depths: the server needs only -provider, -b, -p.
 
 -R (--rdma_cm) speaks perftest 6.06's rdma_cm protocol instead, against
-ib_send_bw, ib_write_bw and ib_read_bw -R over soft-iWARP (send_bw, write_bw,
-read_bw, one size, -q 1): perftest sends no parameters, so both sides need
-the same -n and -s, and "--server -R" serves one perftest or nd perf -R client.
+perftest's ib_send_bw, ib_send_lat, ib_write_bw, ib_write_lat, ib_read_bw and
+ib_read_lat -R (over soft-iWARP, or any provider that reaches them), in
+either role, with perftest's -s, -a, -n, -D, -q, -t, -Q and -o (read tests):
+perftest sends no parameters, so both sides need the same -n or -D, -s or -a,
+and -q (bw tests, as perftest); "--server -R" serves one perftest or nd perf
+-R client, and pairs the client's -q connections with its own in the order
+their requests arrive. By time (-D) the latency columns are #bytes #iterations t_avg[usec] tps average,
+counted between a margin of a quarter of the duration at either end.
+perftest's write_lat server writes first; over iWARP the passive side may
+send nothing before the active side's first frame (RFC 5044), so
+"write_lat -R --server" needs a client that sends a ready-to-receive frame
+(siw does in peer-to-peer mode).
 
 Bandwidth columns (MB is 2^20 bytes, as perftest; Gb is 10^9 bits):
   #bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]
@@ -317,8 +328,10 @@ func (c *perfConfig) parse(fs *flag.FlagSet, args []string) error {
 		return usagef("-q %d: the latency tests measure one connection", c.qps)
 	case c.txDepth < 1 || c.txDepth > perfMaxTxDepth:
 		return usagef("-t %d: the tx depth must be 1 to %d", c.txDepth, perfMaxTxDepth)
-	case c.txDepth > 1 && c.test.lat:
+	case c.txDepth > 1 && c.test.lat && !c.rdmaCM:
 		return usagef("-t %d: the latency tests keep one request in flight", c.txDepth)
+	case c.outReads != 0 && !c.rdmaCM:
+		return usagef("-o applies with -R")
 	case c.cqMod < 1 || c.cqMod > perfMaxCQMod:
 		return usagef("-Q %d: every 1st to %dth Send", c.cqMod, perfMaxCQMod)
 	case c.server && (c.json || c.plot != ""):

@@ -9,7 +9,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
-	"time"
 
 	"github.com/godirect/nd"
 )
@@ -56,8 +55,8 @@ type perfConn struct {
 	posted    []int64
 	completed []int64 // bw: when each request was posted and completed, ns after start
 	samples   []int64 // lat: each iteration's time in ns
-	start     time.Time
-	end       time.Time
+	start     instant
+	end       instant
 	n         int // the step's requests completed (bw) or iterations (lat)
 }
 
@@ -281,7 +280,7 @@ func (pc *perfConn) handle(done []*nd.Result) error {
 				return fmt.Errorf("request %d completed with %w", pc.n, err)
 			}
 			if pc.n < len(pc.completed) {
-				pc.completed[pc.n] = int64(time.Since(pc.start))
+				pc.completed[pc.n] = int64(since(pc.start))
 			}
 			pc.n++
 		case r == &pc.silentRes:

@@ -76,12 +76,12 @@ func (pc *perfConn) stream(size, iters int, dur time.Duration) error {
 	sgl := pc.message(size)
 	pc.n = 0
 	posted, more := 0, true
-	pc.start = time.Now()
-	stop := pc.start.Add(dur)
+	pc.start = now()
+	stop := pc.start.add(dur)
 	for more || pc.n < posted {
 		for more && !pc.ops.full() && (pc.test.op != opSend || pc.credits > 0) {
 			if posted < len(pc.posted) {
-				pc.posted[posted] = int64(time.Since(pc.start))
+				pc.posted[posted] = int64(since(pc.start))
 			}
 			var err error
 			switch pc.test.op {
@@ -106,10 +106,10 @@ func (pc *perfConn) stream(size, iters int, dur time.Duration) error {
 			return fmt.Errorf("after %d requests: %w", posted, err)
 		}
 		if dur > 0 {
-			more = time.Now().Before(stop)
+			more = now() < stop
 		}
 	}
-	pc.end = time.Now()
+	pc.end = now()
 	return nil
 }
 
@@ -119,9 +119,8 @@ func (pc *perfConn) stream(size, iters int, dur time.Duration) error {
 func (pc *perfConn) latency(size, iters int, dur time.Duration) error {
 	sgl := pc.message(size)
 	pc.n, pc.pings = 0, 0
-	pc.start = time.Now()
-	// One reading of the monotonic clock per iteration (time.Since; Now
-	// reads the wall clock too): its end is the next one's start.
+	pc.start = now()
+	// One reading of the clock per iteration: its end is the next one's start.
 	var t0 time.Duration
 	for i := 0; ; i++ {
 		if dur > 0 && t0 >= dur || dur == 0 && i == iters {
@@ -139,13 +138,13 @@ func (pc *perfConn) latency(size, iters int, dur time.Duration) error {
 		if err != nil {
 			return fmt.Errorf("iteration %d: %w", i, err)
 		}
-		t1 := time.Since(pc.start)
+		t1 := since(pc.start)
 		if i < len(pc.samples) {
 			pc.samples[i] = int64(t1 - t0)
 		}
 		t0 = t1
 	}
-	pc.end = pc.start.Add(t0)
+	pc.end = pc.start.add(t0)
 	if pc.test.op == opSend {
 		pc.n = pc.pings // the signaled Sends' completions counted only some
 	}

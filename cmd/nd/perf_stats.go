@@ -6,7 +6,6 @@ package main
 import (
 	"math"
 	"slices"
-	"time"
 )
 
 // perfBWRow is a row of a bandwidth test, in the units of the report.
@@ -48,20 +47,20 @@ const perfPeakWindows = 1024
 func bandwidthRow(conns []*perfConn, size int, gbits bool) perfBWRow {
 	var (
 		msgs        int64
-		first, last time.Time
+		first, last instant
 		peak        float64 // messages per second
 	)
 	for i, pc := range conns {
 		msgs += int64(pc.n)
-		if i == 0 || pc.start.Before(first) {
+		if i == 0 || pc.start < first {
 			first = pc.start
 		}
-		if pc.end.After(last) {
+		if pc.end > last {
 			last = pc.end
 		}
 		peak += peakRate(pc.posted, pc.completed, pc.n)
 	}
-	secs := last.Sub(first).Seconds()
+	secs := last.sub(first).Seconds()
 	row := perfBWRow{Bytes: size, Iterations: msgs}
 	if secs <= 0 {
 		return row

@@ -230,6 +230,9 @@ func (q *CQ) Notify(ctx context.Context, typ nd.NotifyType) error {
 	q.waiters = append(q.waiters, w)
 	q.mu.Unlock()
 	q.watch()
+	if pr := q.a.progress; pr != nil {
+		defer pr.Unwatch()
+	}
 
 	select {
 	case st := <-w.ch:

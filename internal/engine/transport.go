@@ -16,6 +16,24 @@ import (
 	"github.com/godirect/nd"
 )
 
+// The calls a transport makes into the engine, all safe for concurrent use
+// and made without the transport's locks that the engine could wait for:
+//
+//   - a listener's Listener.Deliver hands it a connection request;
+//   - LinkEvents (returned by Deliver, or given to Dial) report what the
+//     peer did during setup and the end of the connection;
+//   - for inbound traffic on an attached link: Endpoint.TakeReceive,
+//     ReceiveNow and CompleteReceive (Sends), Endpoint.Access or
+//     AccessFault (the peer's RDMA Read and Write of a window),
+//     Endpoint.InvalidateWindow (SendAndInvalidate), Endpoint.Limits;
+//   - for outbound requests Transmit left in progress:
+//     Endpoint.CompleteOutbound, exactly once per request;
+//   - Endpoint.Terminate when inbound traffic breaks the protocol or the
+//     connection fails.
+//
+// The engine calls the transport through Transport, Link and the optional
+// Progress, Poller, InboundCloser and WindowTable below.
+
 // Transport is what a software transport provides to an Adapter.
 type Transport interface {
 	// Listen reserves (protocol, port) on addr for l; port 0 asks for one
@@ -109,18 +127,20 @@ type InboundCloser interface {
 // Progress is what a Transport may also implement when the application's
 // polls move the inbound traffic of all its links at once, through one
 // readiness set: GetResults on an empty completion queue of any adapter of
-// the transport calls Poll; Notify calls Poll once before it waits, and
-// Watch when it does. Poll moves what has arrived on the links that are
-// ready, without blocking, and reports whether it moved anything; when
-// nothing is ready it costs the same whatever the number of links. Watch
-// tells the transport that the application stopped polling: its own
-// goroutines must move inbound traffic promptly from now on, until Poll
-// is called again. Both are called without engine locks held, from any
-// goroutine, concurrently with each other. Links of such a transport do
-// not implement Poller.
+// the transport calls Poll; Notify calls Poll once before it waits, Watch
+// when it starts waiting and Unwatch when it stops. Poll moves what has
+// arrived on the links that are ready, without blocking, and reports
+// whether it moved anything; when nothing is ready it costs the same
+// whatever the number of links. Between Watch and Unwatch an application
+// goroutine waits for completions: the transport's own goroutines must
+// move inbound traffic promptly, whatever other goroutines' polls do. All
+// three are called without engine locks held, from any goroutine,
+// concurrently with each other. Links of such a transport do not
+// implement Poller.
 type Progress interface {
 	Poll() bool
 	Watch()
+	Unwatch()
 }
 
 // Poller is what a Link may also implement so that the application's own

@@ -35,7 +35,8 @@
 //   - Reader: there is none per link. The records are handled (rx.go) by
 //     whoever polls the set: the application, or the provider's progress
 //     goroutine, which takes over pollerGone after the last application
-//     poll, or at once when Notify waits (Watch); it spins Config.Spin,
+//     poll, and at once for as long as a Notify waits (Watch to Unwatch,
+//     whatever other goroutines poll); it spins Config.Spin,
 //     then arms every link and blocks in epoll_wait. A Notify therefore
 //     parks one goroutine however many endpoints its queue has.
 //   - Writer: a link's writer goroutine runs only while requests wait for

@@ -1,3 +1,5 @@
+//go:build linux
+
 package shm
 
 // Hooks for the external tests (package shm_test), which also run in the

@@ -1,3 +1,5 @@
+//go:build linux
+
 package shm
 
 import (
@@ -52,11 +54,11 @@ type progress struct {
 	// directPollLinks (nil otherwise).
 	direct atomic.Pointer[[]*link]
 
-	// polls counts application polls; watched is set while an
-	// application waits in Notify and nobody polls (Watch); woke is set
-	// when a link started its writer goroutine.
+	// polls counts application polls; waiters counts the application
+	// goroutines waiting in Notify (Watch, Unwatch); woke is set when a
+	// link started its writer goroutine.
 	polls   atomic.Uint64
-	watched atomic.Bool
+	waiters atomic.Int32
 	woke    atomic.Bool
 
 	// The progress goroutine: it runs while the set holds links. asleep
@@ -91,14 +93,15 @@ func newProgress(cfg *Config) *progress {
 func (t *transport) Poll() bool { return t.progress.poll() }
 
 // Watch implements engine.Progress: an application waits in Notify; the
-// progress goroutine moves the bytes from now on, until a poll.
+// progress goroutine moves the bytes until it stops (Unwatch), whatever
+// other goroutines' polls do.
 func (t *transport) Watch() { t.progress.watch() }
+
+// Unwatch implements engine.Progress.
+func (t *transport) Unwatch() { t.progress.waiters.Add(-1) }
 
 func (p *progress) poll() bool {
 	p.polls.Add(1)
-	if p.watched.Load() {
-		p.watched.Store(false)
-	}
 	if p.asleep.Load() && p.asleep.Swap(false) {
 		p.nudge()
 	}
@@ -135,7 +138,7 @@ func (p *progress) poll() bool {
 }
 
 func (p *progress) watch() {
-	p.watched.Store(true)
+	p.waiters.Add(1)
 	p.interrupt()
 }
 
@@ -339,7 +342,6 @@ func (p *progress) remove(l *link) {
 	p.live--
 	p.publishDirectLocked()
 	if p.live == 0 {
-		p.watched.Store(true)
 		select {
 		case p.wake <- struct{}{}:
 		default:
@@ -429,7 +431,7 @@ func (p *progress) run(epfd, wakefd int) {
 	events := make([]unix.EpollEvent, readyBatch)
 	seen := p.polls.Load()
 	for {
-		if !p.watched.Load() {
+		if p.waiters.Load() == 0 {
 			timer.Reset(pollerGone)
 			select {
 			case <-timer.C:
@@ -438,7 +440,7 @@ func (p *progress) run(epfd, wakefd int) {
 			if p.ended() {
 				return
 			}
-			if now := p.polls.Load(); now != seen && !p.watched.Load() {
+			if now := p.polls.Load(); now != seen && p.waiters.Load() == 0 {
 				seen = now
 				continue
 			}
@@ -485,7 +487,7 @@ func (p *progress) serve(epfd, wakefd int, events []unix.EpollEvent, seen *uint6
 			spinUntil = time.Now().Add(p.cfg.Spin)
 		}
 		p.mu.Unlock()
-		if now := p.polls.Load(); now != *seen && !p.watched.Load() {
+		if now := p.polls.Load(); now != *seen && p.waiters.Load() == 0 {
 			*seen = now
 			return true // an application polls again
 		}

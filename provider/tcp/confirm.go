@@ -92,7 +92,7 @@ func (l *link) silentExpired() {
 }
 
 // readDone completes the oldest outstanding Read, whose response has fully
-// arrived, and every Send and Write it confirms. Called by the reader.
+// arrived, and every Send and Write it confirms. Called by the link's poller (rxMu held).
 func (l *link) readDone(rs *readerState) {
 	l.mu.Lock()
 	if l.orq.len() == 0 {

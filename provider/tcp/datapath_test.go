@@ -56,3 +56,14 @@ func TestConformanceFirstBuffer(t *testing.T) {
 // BenchmarkPeers measures many connections sharing one completion queue a
 // side (ndtest.BenchmarkPeers).
 func BenchmarkPeers(b *testing.B) { ndtest.BenchmarkPeers(b, loopback(), ndtest.PeerCounts) }
+
+// BenchmarkIdleConnections reports what an idle connection's endpoint
+// costs (ndtest.IdleCost) with 4000 connections in this process, both ends
+// here: heap bytes and goroutines per endpoint.
+func BenchmarkIdleConnections(b *testing.B) {
+	for range b.N {
+		heap, gs := ndtest.IdleCost(b, loopback(), 4000)
+		b.ReportMetric(heap, "heap-B/endpoint")
+		b.ReportMetric(gs, "goroutines/endpoint")
+	}
+}

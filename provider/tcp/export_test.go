@@ -25,6 +25,10 @@ func LinksInSet(p *Provider) int {
 	return pr.live
 }
 
+// ProgressBlocked reports whether p's progress goroutine waits in the
+// kernel for any of its links to have bytes.
+func ProgressBlocked(p *Provider) bool { return p.t.progress.blocked.Load() }
+
 // LinkInfo is what a test sees of a link: its socket's congestion control,
 // whether its reader's buffer may grow, and the buffer's size now.
 type LinkInfo struct {
@@ -70,3 +74,12 @@ func KeepFirstBuffer(t interface{ Cleanup(func()) }) {
 	testKeepFirstBuffer = true
 	t.Cleanup(func() { testKeepFirstBuffer = false })
 }
+
+// PollsMoveBytes reports whether the application's polls move the links'
+// inbound bytes (a readiness set of the kernel's: Linux); elsewhere each
+// link's reader goroutine does.
+const PollsMoveBytes = !perLink
+
+// RawIO reports whether sockets are written with raw non-blocking calls
+// (Unix): only then do small Sends go out on the posting goroutine.
+const RawIO = rawIO

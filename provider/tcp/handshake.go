@@ -250,11 +250,11 @@ func (l *link) Accept(ird, ord int, privateData []byte) error {
 	l.replied = true
 	l.awaitRTR = rep.PeerToPeer
 	l.holdTx = true // nothing leaves before the first inbound FPDU
-	events := l.events
-	l.mu.Unlock()
 	if rep.PeerToPeer {
 		l.rtrTimer = time.AfterFunc(l.t.p.cfg.HandshakeTimeout, l.rtrExpired)
 	}
+	events := l.events
+	l.mu.Unlock()
 	l.conn.SetWriteDeadline(time.Now().Add(l.t.p.cfg.HandshakeTimeout))
 	_, err = l.conn.Write(frame)
 	l.conn.SetWriteDeadline(time.Time{})

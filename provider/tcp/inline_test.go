@@ -18,6 +18,9 @@ import (
 // writer holds the rest). Once the peer reads, every Send arrives whole and
 // in order, and every one completes Success, in order.
 func TestInlineSendPartialWrite(t *testing.T) {
+	if !tcp.RawIO {
+		t.Skip("Sends go out on the posting goroutine only where sockets are written with raw non-blocking calls (Unix)")
+	}
 	const depth, size = 64, 4096
 	ad, raw, a := acceptRaw(t, nd.EndpointLimits{
 		InboundEntries: 1, OutboundEntries: depth, InboundSGE: 1, OutboundSGE: 1,

@@ -57,7 +57,7 @@ type link struct {
 	rxDone       chan struct{} // closed when the reading stopped (stopReading)
 	slot         int32
 	handledRound uint64
-	rtrTimer     *time.Timer // passive: ends a handshake whose ready-to-receive frame never comes
+	rtrTimer     *time.Timer // passive: ends a handshake whose ready-to-receive frame never comes (mu)
 
 	// The transmitter: snd, wst, txBatch (the jobs being sent) and tail
 	// (bytes of an inline send the socket did not take yet; tailPending
@@ -109,7 +109,7 @@ type link struct {
 	pendingSet bool
 	pendingHdr [iwarp.UntaggedHeaderSize]byte
 
-	wg sync.WaitGroup // reader and writer
+	wg sync.WaitGroup // the handshake goroutine, the writer, and (perLink) the reader
 }
 
 type jobKind uint8
@@ -159,7 +159,6 @@ var (
 
 func newLink(t *transport, c *net.TCPConn, active bool) *link {
 	l := &link{t: t, conn: c, active: active, wake: make(chan struct{}, 1), rxDone: make(chan struct{}), slot: -1}
-	l.rs.confirmed = make([]sentEntry, 0, 64)
 	l.sock = newSocket(c)
 	l.br = newRxBuffer(l.sock, rxBufferSize)
 	l.rxGrows = bulkBufferSuits(c) && !testKeepFirstBuffer
@@ -167,7 +166,6 @@ func newLink(t *transport, c *net.TCPConn, active bool) *link {
 		testLinkMade(l)
 	}
 	l.snd = newSender(l)
-	l.wst.pieces = make([][]byte, 0, 32)
 	l.deferTimer = time.AfterFunc(time.Hour, l.deferExpired)
 	l.deferTimer.Stop()
 	l.silentTimer = time.AfterFunc(time.Hour, l.silentExpired)
@@ -326,10 +324,10 @@ func (l *link) shutdown(status nd.Status, term *iwarp.Terminate, notify bool) {
 	}
 	l.deferTimer.Stop()
 	l.silentTimer.Stop()
-	l.mu.Unlock()
 	if l.rtrTimer != nil {
 		l.rtrTimer.Stop()
 	}
+	l.mu.Unlock()
 	l.takeDeferred() // out of the held list; the writer ends
 	if writer {
 		// The writer sends the Terminate and closes the socket; a peer
@@ -341,9 +339,7 @@ func (l *link) shutdown(status nd.Status, term *iwarp.Terminate, notify bool) {
 		l.conn.SetReadDeadline(deadline)
 		l.ring()
 	} else {
-		if term != nil {
-			l.writeTerminateNow(term)
-		}
+		l.writeTerminateNow(term) // and an RTR still owed (terminate.go)
 		l.conn.Close()
 	}
 	go func() {
@@ -416,8 +412,14 @@ func (l *link) cleanup() {
 // writeTerminateNow writes a Terminate straight to the socket, for the
 // times no writer runs.
 func (l *link) writeTerminateNow(term *iwarp.Terminate) {
-	b, err := iwarp.AppendTerminateFPDU(nil, 1, term, l.crc)
-	if err != nil {
+	b := l.rtrBeforeClose(nil)
+	if term != nil {
+		var err error
+		if b, err = iwarp.AppendTerminateFPDU(b, 1, term, l.crc); err != nil {
+			return
+		}
+	}
+	if len(b) == 0 {
 		return
 	}
 	l.conn.SetWriteDeadline(time.Now().Add(time.Second))

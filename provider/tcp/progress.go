@@ -36,16 +36,20 @@ type progress struct {
 	events []readyEvent // the application poll's (mu)
 	round  uint64       // polls of the set so far (mu): links note the round that handled them
 
-	// polls counts application polls; watched is set while an
-	// application waits in Notify and nobody polls (Watch); woke is set
-	// when a link woke its writer goroutine.
+	// polls counts application polls; waiters counts the application
+	// goroutines waiting in Notify (Watch, Unwatch); woke is set when a
+	// link woke its writer goroutine; copying counts writers inside a
+	// long write (at least rawMax bytes).
 	polls   atomic.Uint64
-	watched atomic.Bool
+	waiters atomic.Int32
 	woke    atomic.Bool
+	copying atomic.Int32
 
-	// The progress goroutine: it runs while the set holds links.
+	// The progress goroutine: it runs while the set holds links; blocked
+	// is set while it waits in the kernel.
 	running bool          // under mu
 	wake    chan struct{} // wakes it from its hand-off timer
+	blocked atomic.Bool
 
 	// The links holding back a response for their application's answer
 	// (deferTx); heldCount is len(held).
@@ -67,16 +71,27 @@ func newProgress(cfg *Config) *progress {
 func (t *transport) Poll() bool { return t.progress.poll() }
 
 // Watch implements engine.Progress: an application waits in Notify; the
-// progress goroutine moves the bytes from now on, until a poll.
+// progress goroutine moves the bytes until it stops (Unwatch).
 func (t *transport) Watch() { t.progress.watch() }
+
+// Unwatch implements engine.Progress.
+func (t *transport) Unwatch() {
+	if !perLink {
+		t.progress.waiters.Add(-1)
+	}
+}
 
 func (p *progress) poll() bool {
 	if perLink {
 		return false // the links' reader goroutines move the bytes
 	}
 	p.polls.Add(1)
-	if p.watched.Load() {
-		p.watched.Store(false)
+	if p.copying.Load() > 0 {
+		// A writer's long write is copying in the kernel on another
+		// thread: on a process confined to one core, this poll would
+		// take turns with the copy it waits for. Let the copy run.
+		yieldProcessor()
+		return false
 	}
 	if p.woke.Load() {
 		// A writer goroutine has bytes to send: on a process confined
@@ -97,7 +112,10 @@ func (p *progress) poll() bool {
 		return handled
 	}
 	if !p.mu.TryLock() {
-		return false // another poller moves the bytes
+		// Another poller moves the bytes: let it finish (on one
+		// processor it may be the progress goroutine, preempted).
+		runtime.Gosched()
+		return false
 	}
 	handled := p.serveLocked(p.kset.wait(p.events, 0))
 	p.mu.Unlock()
@@ -128,15 +146,15 @@ func (p *progress) watch() {
 	if perLink {
 		return
 	}
+	p.waiters.Add(1)
 	p.mu.Lock()
-	p.watchLocked()
+	p.wakeLocked()
 	p.mu.Unlock()
 }
 
-// watchLocked wakes the progress goroutine, wherever it waits; mu held
-// (the set stays open meanwhile).
-func (p *progress) watchLocked() {
-	p.watched.Store(true)
+// wakeLocked wakes the progress goroutine, wherever it waits; mu held (the
+// set stays open meanwhile).
+func (p *progress) wakeLocked() {
 	select {
 	case p.wake <- struct{}{}:
 	default:
@@ -199,7 +217,7 @@ func (p *progress) remove(l *link) {
 	p.live--
 	p.publishDirectLocked()
 	if p.live == 0 {
-		p.watchLocked() // the progress goroutine ends, and closes the set
+		p.wakeLocked() // the progress goroutine ends, and closes the set
 	}
 }
 
@@ -218,18 +236,18 @@ func (p *progress) publishDirectLocked() {
 	p.direct.Store(&d)
 }
 
-// run is the progress goroutine. While an application polls (or Notify's
-// waiter was just woken and will), the polls move the bytes and it only
-// checks, every pollerGone, that they go on. When they stop, or an
-// application waits in Notify, it moves the bytes itself: it polls the set
-// for up to Config.Spin, then waits in the kernel.
+// run is the progress goroutine. While an application polls and none
+// waits in Notify, the polls move the bytes and it only checks, every
+// pollerGone, that they go on. When they stop, or an application waits in
+// Notify, it moves the bytes itself: it polls the set for up to
+// Config.Spin after the last bytes, then waits in the kernel.
 func (p *progress) run() {
 	timer := time.NewTimer(pollerGone)
 	defer timer.Stop()
 	events := make([]readyEvent, readyBatch)
 	seen := p.polls.Load()
 	for {
-		if !p.watched.Load() {
+		if p.waiters.Load() == 0 {
 			timer.Reset(pollerGone)
 			select {
 			case <-timer.C:
@@ -238,7 +256,7 @@ func (p *progress) run() {
 			if p.ended() {
 				return
 			}
-			if now := p.polls.Load(); now != seen && !p.watched.Load() {
+			if now := p.polls.Load(); now != seen && p.waiters.Load() == 0 {
 				seen = now
 				continue
 			}
@@ -258,7 +276,11 @@ func (p *progress) serve(events []readyEvent, seen *uint64) bool {
 		if p.cfg.Spin > 0 && (i&15 != 0 || time.Now().Before(spinUntil)) {
 			timeout = 0
 		}
+		if timeout < 0 {
+			p.blocked.Store(true)
+		}
 		ready := p.kset.wait(events, timeout)
+		p.blocked.Store(false)
 		if p.ended() {
 			return false
 		}
@@ -269,9 +291,9 @@ func (p *progress) serve(events []readyEvent, seen *uint64) bool {
 			}
 			p.mu.Unlock()
 		}
-		if now := p.polls.Load(); now != *seen && !p.watched.Load() {
+		if now := p.polls.Load(); now != *seen && p.waiters.Load() == 0 {
 			*seen = now
-			return true // an application polls again
+			return true // an application polls again, and none waits
 		}
 		if timeout == 0 {
 			runtime.Gosched()
@@ -334,6 +356,11 @@ func (l *link) takeDeferred() bool {
 		p.heldCount.Store(int32(len(p.held)))
 	}
 	p.heldMu.Unlock()
+	if held && l.deferArmed.Load() && l.deferTimer.Stop() {
+		// Stopped before it fired (deferExpired clears the flag
+		// itself otherwise): no goroutine runs for nothing.
+		l.deferArmed.Store(false)
+	}
 	return held
 }
 

@@ -21,6 +21,13 @@ type readySet struct {
 	ctl          unix.EpollEvent // add's (the progress's mu)
 }
 
+// yieldProcessor gives the processor to another thread that is ready to
+// run (runtime.Gosched only switches goroutines on this thread): a
+// writer whose long write outlasted the runtime's patience runs on
+// another thread, and on a process confined to one core it competes for
+// that core with whoever polls.
+func yieldProcessor() { unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
+
 // wakeSlot marks the eventfd's events.
 const wakeSlot = -1
 

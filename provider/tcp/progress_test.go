@@ -1,8 +1,11 @@
 package tcp_test
 
 import (
+	"context"
 	"runtime"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/godirect/nd"
 	"github.com/godirect/nd/ndtest"
@@ -18,6 +21,9 @@ import (
 // are in this process (on four adapters); the Read's initiator is not
 // polled either until the end.
 func TestIdleConnectionServedByPolls(t *testing.T) {
+	if !tcp.PollsMoveBytes {
+		t.Skip("the application's polls move the bytes only where the kernel offers a readiness set (Linux)")
+	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	p := tcp.New(tcp.Config{})
 	busy := ndtest.NewDataPath(t, p, 8)
@@ -46,5 +52,69 @@ func TestIdleConnectionServedByPolls(t *testing.T) {
 	}
 	if string(buf) != string(idle.PBuf) {
 		t.Fatal("the Read did not bring the window's bytes")
+	}
+}
+
+// TestNotifyParksOneGoroutine: with many idle connections on one completion
+// queue a side, a Notify on that queue waits with one goroutine of the
+// provider's waiting in the kernel for all of them (the progress
+// goroutine), and none per connection; each link keeps at most its writer.
+// A message on any connection then satisfies the Notify.
+func TestNotifyParksOneGoroutine(t *testing.T) {
+	if !tcp.PollsMoveBytes {
+		t.Skip("without a readiness set of the kernel's (Linux), each connection has its reader goroutine")
+	}
+	const n = 48
+	p := loopback()
+	ps := ndtest.NewPeers(t, p, n, 64, true)
+	ctx, cancel := context.WithTimeout(context.Background(), ndtest.Timeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- ps.PassiveCQ.Notify(ctx, nd.NotifyAny) }()
+	deadline := time.Now().Add(ndtest.Timeout)
+	for !tcp.ProgressBlocked(p) {
+		if time.Now().After(deadline) {
+			t.Fatal("the progress goroutine did not wait in the kernel while Notify waited")
+		}
+		runtime.Gosched()
+	}
+	// Goroutines of the provider that end (a timer's) may show for a
+	// moment: the count must settle within the bound.
+	var readers, progress, writers, other int
+	var others []string
+	for {
+		readers, progress, writers, other, others = 0, 0, 0, 0, nil
+		for _, g := range providerGoroutines() {
+			switch {
+			case strings.Contains(g, "(*link).readLoop"):
+				readers++
+			case strings.Contains(g, "(*progress).run"):
+				progress++
+			case strings.Contains(g, "(*link).writeLoop"):
+				writers++
+			default:
+				other++
+				others = append(others, g)
+			}
+		}
+		if readers == 0 && progress == 1 && writers <= 2*n && other <= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections idle under one Notify: %d reader goroutines (want 0), %d progress goroutines (want 1), %d writers (want at most %d), %d others (want at most 2: the Notify, the listener):\n%s",
+				n, readers, progress, writers, 2*n, other, strings.Join(others, "\n\n"))
+		}
+		runtime.Gosched()
+	}
+	a := ps.Active[n/3]
+	if err := a.Endpoint.Send(&a.Send, a.SGL, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Notify: %v", err)
+	}
+	var out [2]*nd.Result
+	if got := ps.PassiveCQ.GetResults(out[:]); got != 1 || out[0] != &ps.Passive[n/3].Recv || out[0].Status != nd.Success || out[0].BytesTransferred != 64 {
+		t.Fatalf("after Notify: %d completions, first %p; want 1, connection %d's Receive %p with Success and 64 bytes", got, out[0], n/3, &ps.Passive[n/3].Recv)
 	}
 }

@@ -1,15 +1,3 @@
-// Package tcp is godirect's iWARP transport: ND traffic as MPA + DDP +
-// RDMAP over TCP (RFC 5044, 6581, 5041, 5040), byte-compatible with the
-// Linux kernel's soft-iWARP driver (siw), rdma-core's tools and iWARP NICs.
-//
-// The ND port is the TCP port, as rdma_cm uses it over iWARP. Payloads are
-// placed in the target's registered memory (RDMA Write, Read Response) or
-// the posted Receive's buffers (Send), read from the socket straight there
-// or, for bulk traffic, through the reader's buffer, several FPDUs per read;
-// outbound FPDUs are written with one gathered write per batch. Within the
-// host, connections use reno congestion control (Config.CongestionControl). Every remote access is checked by the engine (token, range, rights,
-// bound endpoint); a violation is answered with a Terminate message and the
-// connection closes. docs/tcp-transport.md describes the wire use in full.
 package tcp
 
 import (
@@ -60,16 +48,14 @@ type Config struct {
 	// ends and pending requests complete ErrIOTimeout. It catches a peer
 	// whose TCP stack is alive but whose process stopped.
 	ResponseTimeout time.Duration
-	// Spin is how long the reader goroutine polls the socket for more data
-	// before it parks in the runtime's network poller, while the
-	// application does not poll: a peer that answers within it is seen
-	// without a goroutine wake-up, which costs tens of microseconds. While
-	// the application polls the endpoint's completion queues (GetResults
-	// finding nothing), its polls read the socket themselves and the
-	// reader only takes long FPDUs from them. 0 turns the reader's polling
-	// off (for hosts where a spinning thread would steal a busy core).
-	// Unix only: elsewhere the reader does all the reading and always
-	// parks.
+	// Spin is how long the provider's progress goroutine, once it moves
+	// the bytes because no application polls (or one waits in Notify),
+	// keeps polling the connections after the last bytes before it waits
+	// in the kernel: a peer that answers within it is seen without a
+	// wake-up, which costs tens of microseconds. While the application
+	// polls, its own polls move the bytes. 0 turns that polling off (for
+	// hosts where a spinning thread would steal a busy core). Linux only:
+	// elsewhere each connection's reader goroutine reads blocking.
 	Spin time.Duration
 	// CongestionControl chooses the TCP congestion control algorithm of
 	// the provider's connections (Linux). "" (the default) sets "reno" on

@@ -400,13 +400,13 @@ func (l *link) firstInbound(h *iwarp.FPDUHeader, plen int) error {
 	awaiting := l.awaitRTR
 	l.awaitRTR = false
 	l.holdTx = false
-	events := l.events
+	events, rtrTimer := l.events, l.rtrTimer
 	l.mu.Unlock()
 	l.ring()
 	if !awaiting {
 		return nil
 	}
-	l.rtrTimer.Stop()
+	rtrTimer.Stop()
 	switch {
 	case h.Opcode == iwarp.OpWrite && plen == 0,
 		h.Opcode == iwarp.OpReadRequest,

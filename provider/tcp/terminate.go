@@ -195,3 +195,43 @@ func (l *link) rxTerminate(body []byte) error {
 	l.shutdown(status, nil, true)
 	return errStop
 }
+
+// rtrBeforeClose appends to dst the ready-to-receive frame an active link
+// still owes a foreign peer when it ends before its writer started (a
+// Reject after Connect, a failure before CompleteConnect), for the
+// Terminate or the close that follows.
+//
+// A responder in MPA v2 peer-to-peer mode waits for the RTR as the first
+// frame. Linux's siw (through 6.1 at least) reports the connection
+// established to iw_cm only once that first frame went through: a
+// Terminate or any frame it refuses instead makes it drop the connection
+// and report CLOSE for an iw_cm id still waiting for ESTABLISHED, and
+// iw_cm's cm_close_handler stops the kernel with BUG()
+// (docs/iwcm-close-bug.md). A siw initiator sends no RTR, so its peer is
+// always established before a Terminate; with the RTR first this link's
+// peer is too, and then sees the connection end. A godirect peer takes a
+// Terminate in place of the RTR as a refusal, so it gets none.
+func (l *link) rtrBeforeClose(dst []byte) []byte {
+	l.mu.Lock()
+	rtr := l.rtr
+	owed := l.active && rtr != 0 && !l.writerStarted && !l.godirect
+	if owed {
+		l.rtr = 0 // written once: the writer never starts after this
+	}
+	l.mu.Unlock()
+	if !owed {
+		return dst
+	}
+	t := iwarp.RTRSend // as sendRTR chooses
+	switch {
+	case rtr&iwarp.RTRWrite != 0:
+		t = iwarp.RTRWrite
+	case rtr&iwarp.RTRRead != 0:
+		t = iwarp.RTRRead
+	}
+	b, err := iwarp.AppendRTR(dst, t, l.crc)
+	if err != nil {
+		return dst
+	}
+	return b
+}

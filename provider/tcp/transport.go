@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/godirect/nd"
 	"github.com/godirect/nd/internal/engine"
@@ -66,8 +67,11 @@ func (t *transport) Listen(l *engine.Listener, addr netip.Addr, protocol int, po
 		switch {
 		case ccErr != nil:
 			return 0, congestionError("Listen", t.p.cfg.CongestionControl, ccErr)
-		case errors.Is(err, syscall.EADDRINUSE):
+		case errors.Is(err, errAddrInUse):
 			return 0, nd.ErrAddressAlreadyExists
+		}
+		if e, ok := resourceError("Listen", err); ok {
+			return 0, e
 		}
 		return 0, &nd.OpError{Op: "Listen", Status: nd.ErrInsufficientResources, Err: err}
 	}
@@ -118,16 +122,26 @@ func (pl *portListener) match(protocol int) *engine.Listener {
 }
 
 // serve accepts TCP connections until the listener closes; each one runs
-// the passive side of the MPA handshake in its own goroutine.
+// the passive side of the MPA handshake in its own goroutine. When the
+// process is out of descriptors or memory, it waits a little longer after
+// each failure (up to acceptBackoffMax) instead of spinning: the waiting
+// connection stays in the listen queue, and its peer's Connect waits for
+// the reply.
 func (pl *portListener) serve() {
+	var backoff time.Duration
 	for {
 		c, err := pl.ln.AcceptTCP()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
+			if exhausted(err) != "" {
+				backoff = min(max(2*backoff, acceptBackoffMin), acceptBackoffMax)
+				time.Sleep(backoff)
+			}
 			continue
 		}
+		backoff = 0
 		go pl.t.passive(pl, c)
 	}
 }
@@ -164,13 +178,16 @@ func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engi
 
 // dialError maps a failed TCP connect to an ND status.
 func dialError(err error) error {
+	if e, ok := resourceError("Connect", err); ok {
+		return e
+	}
 	st := nd.ErrConnectionRefused
 	switch {
-	case errors.Is(err, syscall.EADDRINUSE), errors.Is(err, syscall.EADDRNOTAVAIL):
+	case errors.Is(err, errAddrInUse), errors.Is(err, errAddrNotAvail):
 		st = nd.ErrAddressAlreadyAssociated
-	case errors.Is(err, syscall.ENETUNREACH):
+	case errors.Is(err, errNetUnreach):
 		st = nd.ErrNetworkUnreachable
-	case errors.Is(err, syscall.EHOSTUNREACH):
+	case errors.Is(err, errHostUnreach):
 		st = nd.ErrHostUnreachable
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		st = nd.ErrCanceled

@@ -74,3 +74,11 @@ const (
 	inlineJobs  = 32
 	inlineBytes = 8 << 10
 )
+
+// An accept loop out of descriptors or memory waits between attempts,
+// from acceptBackoffMin doubling up to acceptBackoffMax: the failure lasts
+// until some connection closes, and retrying at once would spin.
+const (
+	acceptBackoffMin = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
+)

@@ -29,21 +29,15 @@ type sender struct {
 	inline  bool
 }
 
-func newSender(l *link) *sender {
-	return &sender{
-		l:       l,
-		iov:     make([][]byte, 0, maxIovecs),
-		scratch: make([]byte, 0, scratchSize),
-		done:    make([]job, 0, 64),
-		flat:    make([]byte, 0, inlineBytes+inlineJobs*2*fpduScratch),
-		spans:   make([][]byte, 0, 32),
-	}
-}
+// newSender returns a link's sender. Its buffers grow as the link's
+// traffic needs them and keep their size, so that an idle link that never
+// sent much holds little, and a busy one allocates nothing per write.
+func newSender(l *link) *sender { return &sender{l: l} }
 
 // room reports whether another FPDU of up to pieces payload pieces fits,
 // with scratch bytes of header, trailer and body.
 func (s *sender) room(pieces, scratch int) bool {
-	return len(s.iov)+pieces+2 <= cap(s.iov) && len(s.scratch)+scratch <= cap(s.scratch) && s.bytes < maxBatchBytes
+	return len(s.iov)+pieces+2 <= maxIovecs && len(s.scratch)+scratch <= scratchSize && s.bytes < maxBatchBytes
 }
 
 // flush writes what was gathered.
@@ -52,7 +46,14 @@ func (s *sender) flush() error {
 		return nil
 	}
 	s.bufs = s.iov
+	long := s.bytes >= rawMax
+	if long {
+		s.l.t.progress.copying.Add(1)
+	}
 	_, err := s.bufs.WriteTo(s.l.conn)
+	if long {
+		s.l.t.progress.copying.Add(-1)
+	}
 	clear(s.iov)
 	s.iov, s.scratch, s.bytes = s.iov[:0], s.scratch[:0], 0
 	return err

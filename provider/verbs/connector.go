@@ -656,6 +656,9 @@ type listener struct {
 
 var _ nd.Listener = (*listener)(nil)
 
+// anyPortTries is how many ports Listen on port 0 tries before it gives up.
+const anyPortTries = 16
+
 func (a *Adapter) listen(backlog, protocol int, port uint16) (nd.Listener, error) {
 	a.mu.Lock()
 	if pl := a.ports[port]; port != 0 && pl != nil {
@@ -672,21 +675,37 @@ func (a *Adapter) listen(backlog, protocol int, port uint16) (nd.Listener, error
 	a.mu.Unlock()
 	pl := &portListener{a: a, listeners: map[int]*listener{}}
 	pl.handle = a.register(pl)
-	id, err := createID(a.ch, pl.handle)
-	if err != nil {
-		a.unregister(pl.handle)
-		return nil, &nd.OpError{Op: "Listen", Status: nd.ErrInsufficientResources, Err: err}
-	}
+	var id cID
 	fail := func(st nd.Status, err error) (nd.Listener, error) {
-		destroyID(id)
+		if id != nil {
+			destroyID(id)
+		}
 		a.unregister(pl.handle)
 		return nil, &nd.OpError{Op: "Listen", Status: st, Err: err}
 	}
-	if err := bindAddr(id, netip.AddrPortFrom(a.addr, port)); err != nil {
-		return fail(errStatus(err, nd.ErrAddressAlreadyExists), err)
-	}
-	if err := listenID(id, 128); err != nil {
-		return fail(errStatus(err, nd.ErrAddressAlreadyExists), err)
+	for try := 1; ; try++ {
+		var err error
+		if id, err = createID(a.ch, pl.handle); err != nil {
+			id = nil
+			return fail(nd.ErrInsufficientResources, err)
+		}
+		if err := bindAddr(id, netip.AddrPortFrom(a.addr, port)); err != nil {
+			return fail(errStatus(err, nd.ErrAddressAlreadyExists), err)
+		}
+		err = listenID(id, 128)
+		if err == nil {
+			break
+		}
+		// Port 0 asks for any free port, but rdma_cm picks it from its
+		// own port space, blind to the host's TCP sockets; an iWARP
+		// device then fails to listen when a TCP socket (one of this
+		// host's connections, even in TIME_WAIT) holds the port. Another
+		// pick is another port.
+		if port != 0 || !errors.Is(err, syscall.EADDRINUSE) || try == anyPortTries {
+			return fail(errStatus(err, nd.ErrAddressAlreadyExists), err)
+		}
+		destroyID(id)
+		id = nil
 	}
 	local, _ := idAddrs(id)
 	pl.id, pl.port = id, local.Port()

@@ -84,10 +84,6 @@ func DoorbellFromFD(fd int) (*Doorbell, error) {
 // ErrNotEventfd: a descriptor that should be an eventfd is something else.
 var ErrNotEventfd = errorString("shmring: descriptor is not an eventfd")
 
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
-
 // IsEventfd reports whether fd is an eventfd.
 func IsEventfd(fd int) bool {
 	var buf [32]byte

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// exchange runs p ranks of mode in this process, rank i on 127.0.0.(i+1)
+// with a port of its own, and returns each rank's durations.
+func exchange(t *testing.T, mode string, p, m, reps int) [][]time.Duration {
+	t.Helper()
+	times, err := runRanks(t, mode, p, m, reps, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return times
+}
+
+// runRanks runs the ranks, rank tamperer with params.tamper set to tamper.
+func runRanks(t *testing.T, mode string, p, m, reps int, tamper func(to, k int, send []byte)) ([][]time.Duration, error) {
+	t.Helper()
+	const tamperer = 1
+	if runtime.GOOS != "linux" {
+		t.Skip("needs 127.0.0.2 and up on the loopback interface (Linux)")
+	}
+	ranks := make([]rank, p)
+	addrs := make([]netip.AddrPort, p)
+	for i := range p {
+		prm := params{Rank: i, P: p, M: m, Reps: reps, Spin: 20 * time.Microsecond}
+		if i == tamperer {
+			prm.tamper = tamper
+		}
+		r, err := newRank(mode, prm, netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, byte(i + 1)}), 0))
+		if err != nil {
+			t.Fatalf("rank %d: %v", i, err)
+		}
+		t.Cleanup(func() { r.Close() })
+		ranks[i], addrs[i] = r, r.Addr()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	times := make([][]time.Duration, p)
+	errs := make([]error, p)
+	var wg sync.WaitGroup
+	for i, r := range ranks {
+		wg.Go(func() {
+			times[i], errs[i] = r.Run(ctx, addrs)
+			if errs[i] != nil {
+				cancel() // the others would wait for this rank until the deadline
+			}
+		})
+	}
+	wg.Wait()
+	return times, errors.Join(errs...)
+}
+
+// TestExchange: every rank of every mode completes every exchange with
+// every byte it received checked, and reports a duration for each.
+func TestExchange(t *testing.T) {
+	for _, mode := range []string{"nd", "go"} {
+		for _, m := range []int{8, 65536} {
+			t.Run(fmt.Sprintf("%s/M=%d", mode, m), func(t *testing.T) {
+				const p, reps = 4, 3
+				times := exchange(t, mode, p, m, reps)
+				for i, ts := range times {
+					if len(ts) != reps {
+						t.Fatalf("rank %d: %d durations, want %d", i, len(ts), reps)
+					}
+					for _, d := range ts {
+						if d <= 0 {
+							t.Fatalf("rank %d: durations %v", i, ts)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestExchangeTwoRanks: the smallest run, an odd message size.
+func TestExchangeTwoRanks(t *testing.T) {
+	for _, mode := range []string{"nd", "go"} {
+		t.Run(mode, func(t *testing.T) { exchange(t, mode, 2, 13, 2) })
+	}
+}
+
+// TestExchangeCatchesCorruption: one byte changed in what rank 1 sends to
+// rank 2 in exchange 1 fails the run, naming it.
+func TestExchangeCatchesCorruption(t *testing.T) {
+	for _, mode := range []string{"nd", "go"} {
+		t.Run(mode, func(t *testing.T) {
+			_, err := runRanks(t, mode, 3, 64, 3, func(to, k int, send []byte) {
+				if to == 2 && k == 1 {
+					send[37] ^= 0x10
+				}
+			})
+			if !errors.Is(err, errCorrupt) || !strings.Contains(err.Error(), "from rank 1 to rank 2, exchange 1, offset 37:") {
+				t.Fatalf("got %v, want the corruption at offset 37 of exchange 1 from rank 1 to rank 2", err)
+			}
+		})
+	}
+}
+
+// TestPattern: the check passes on the bytes that were sent and names the
+// first byte that differs otherwise.
+func TestPattern(t *testing.T) {
+	for _, n := range []int{1, 8, 13, 4096} {
+		buf := make([]byte, n)
+		fillPattern(buf, 3, 5, 7, false)
+		if err := checkPattern(buf, 3, 5, 7); err != nil {
+			t.Fatalf("%d bytes: %v", n, err)
+		}
+		for _, other := range [][3]int{{5, 3, 7}, {3, 5, 8}, {4, 5, 7}} {
+			if err := checkPattern(buf, other[0], other[1], other[2]); !errors.Is(err, errCorrupt) {
+				t.Fatalf("%d bytes of (3, 5, 7) checked as %v: %v", n, other, err)
+			}
+		}
+		fillPattern(buf, 3, 5, 7, true)
+		for i := range buf {
+			buf[i] = ^buf[i]
+		}
+		if err := checkPattern(buf, 3, 5, 7); err != nil {
+			t.Fatalf("%d bytes, complement of the complement: %v", n, err)
+		}
+		buf[n-1]++
+		err := checkPattern(buf, 3, 5, 7)
+		if !errors.Is(err, errCorrupt) || !strings.Contains(err.Error(), fmt.Sprintf("offset %d:", n-1)) {
+			t.Fatalf("%d bytes, last one changed: %v", n, err)
+		}
+	}
+	// Every byte of a complemented buffer fails.
+	buf := make([]byte, 64)
+	fillPattern(buf, 1, 2, 3, true)
+	for i := range buf {
+		if err := checkPattern(buf[i:i+1], 1, 2, 3); i%8 == 0 && err == nil {
+			t.Fatalf("byte %d of the complement passes", i)
+		}
+	}
+}
+
+// TestFormatLine: the line bench/alltoall.sh parses.
+func TestFormatLine(t *testing.T) {
+	got := formatLine("nd", params{Rank: 2, P: 4, M: 8}, []time.Duration{30, 10, 20})
+	want := "alltoall mode=nd p=4 m=8 rank=2 reps=3 median_ns=20 ns=30,10,20"
+	if got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+func TestRankAddrs(t *testing.T) {
+	got, err := rankAddrs(3, "192.0.2.254", "", 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []netip.AddrPort{netip.MustParseAddrPort("192.0.2.254:7"), netip.MustParseAddrPort("192.0.2.255:7"), netip.MustParseAddrPort("192.0.3.0:7")}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if _, err := rankAddrs(3, "", "10.0.0.1,10.0.0.2", 7); err == nil {
+		t.Fatal("two addresses for three ranks accepted")
+	}
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# bench/peers.sh: many connections on one completion queue a side.
+#
+# Runs ndtest.BenchmarkPeers over tcp, shm and loop (both ends of every
+# connection in one process, every endpoint of a side attached to that
+# side's one completion queue) and the same shape with plain Go sockets (a
+# goroutine reading each connection; bench/peers), at N = 1, 10, 100 and
+# 1000 connections, ROUNDS times (default 3), and writes the medians to
+# bench/peers-results.txt:
+#   empty poll  one GetResults on the shared queue with nothing to find (ns)
+#   round       one 64-byte Send over every connection, all completions reaped
+#               (ms), and its message rate
+#   vs own CQ   the round's time over the same round with a queue per endpoint
+#   vs Go       the round's time over plain Go's
+#   ping-pong   8-byte half round trip, one connection after another (us)
+# Usage: bash bench/peers.sh [ROUNDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-3}
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+for pkg in ./provider/tcp ./provider/shm ./provider/loop ./bench/peers; do
+	go test -run '^$' -bench '^BenchmarkPeers$' -benchtime 20x -count "$rounds" "$pkg" | sed "s|^Benchmark|${pkg##*/} Benchmark|" >>"$out"
+done
+python3 - "$out" bench/peers-results.txt "$rounds" <<'PY'
+import re, statistics, sys, collections
+src, dst, rounds = sys.argv[1], sys.argv[2], sys.argv[3]
+v = collections.defaultdict(list)
+for line in open(src):
+    m = re.match(r'(\S+) BenchmarkPeers/N=(\d+)/(\w+)-\d+\s+\d+\s+([\d.]+) ns/op(.*)', line)
+    if not m:
+        continue
+    prov, n, what, ns, rest = m.group(1), int(m.group(2)), m.group(3), float(m.group(4)), m.group(5)
+    v[(prov, n, what)].append(ns)
+    h = re.search(r'([\d.]+) half-rtt-ns', rest)
+    if h:
+        v[(prov, n, what + "_half")].append(float(h.group(1)))
+med = lambda k: statistics.median(v[k]) if v.get(k) else float('nan')
+names = {"tcp": "godirect tcp", "shm": "godirect shm", "loop": "godirect loop", "peers": "plain Go sockets"}
+out = ["many connections on one completion queue a side (bench/peers.sh; both ends in one process)",
+       f"each figure: the median of {rounds} runs of 20 iterations",
+       "empty poll: one GetResults on the shared queue with nothing to find",
+       "round: one 64-byte Send over every connection, every completion reaped; vs own CQ: over the round with a queue per endpoint",
+       "vs Go: the round's time over plain Go's (a goroutine reading each connection)",
+       "ping-pong: 8-byte half round trip, one connection after another",
+       "",
+       f"{'N':>5} {'provider':18} {'empty poll ns':>13} {'round ms':>10} {'msg/s':>11} {'vs own CQ':>9} {'vs Go':>6} {'ping-pong us':>13}"]
+for n in (1, 10, 100, 1000):
+    gor = med(("peers", n, "Round"))
+    for prov in ("tcp", "shm", "loop", "peers"):
+        r = med((prov, n, "Round"))
+        if r != r:
+            continue
+        ep = med((prov, n, "EmptyPoll"))
+        own = med((prov, n, "RoundOwnCQ"))
+        pp = med((prov, n, "PingPong_half"))
+        f = lambda x, fmt: "" if x != x else format(x, fmt)
+        out.append(f"{n:>5} {names[prov]:18} {f(ep, '.0f'):>13} {r/1e6:>10.3f} {n/(r/1e9):>11.0f} "
+                   f"{f(r/own if own == own else float('nan'), '.2f'):>9} {f(r/gor, '.2f'):>6} {f(pp/1e3, '.2f'):>13}")
+text = "\n".join(out) + "\n"
+print(text, end="")
+open(dst, "w").write(text)
+PY

@@ -1,0 +1,86 @@
+package ndnet_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/godirect/nd/ndnet"
+)
+
+// childEnv names the provider and address a child process dials.
+const childEnv = "NDNET_TEST_CHILD"
+
+// TestChildProcess is the child's side of the cross-process tests: it
+// dials, writes 1000 bytes and waits on standard input until killed.
+func TestChildProcess(t *testing.T) {
+	spec := os.Getenv(childEnv)
+	if spec == "" {
+		t.Skip("run by the cross-process tests")
+	}
+	name, addr, _ := strings.Cut(spec, ",")
+	for _, pr := range providers {
+		if pr.name != name {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c, err := ndnet.Dial(ctx, pr.p(), addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Write(make([]byte, 1000)); err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, os.Stdin)
+	}
+}
+
+// TestPeerDies: a peer process killed mid-stream gives Read an error,
+// ErrConnReset, not io.EOF and not a hang.
+func TestPeerDies(t *testing.T) {
+	for _, pr := range providers {
+		if pr.name == "loop" {
+			continue // in-process only
+		}
+		t.Run(pr.name, func(t *testing.T) {
+			l, err := ndnet.Listen(pr.p(), pr.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestChildProcess$")
+			cmd.Env = append(os.Environ(), childEnv+"="+pr.name+","+l.Addr().String())
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdin.Close()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Wait()
+			c, err := l.Accept()
+			if err != nil {
+				cmd.Process.Kill()
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetReadDeadline(time.Now().Add(20 * time.Second))
+			if _, err := io.ReadFull(c, make([]byte, 1000)); err != nil {
+				cmd.Process.Kill()
+				t.Fatal(err)
+			}
+			cmd.Process.Kill()
+			n, err := c.Read(make([]byte, 10))
+			if n != 0 || !errors.Is(err, ndnet.ErrConnReset) {
+				t.Fatalf("Read after the peer died = %d, %v; want 0, ErrConnReset", n, err)
+			}
+		})
+	}
+}

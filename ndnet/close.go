@@ -1,0 +1,93 @@
+package ndnet
+
+import (
+	"context"
+	"net"
+	"time"
+)
+
+// CloseWrite ends this side's stream: the peer's Reads return io.EOF once
+// they have read every byte written before it. Reading goes on. Later
+// Writes fail with ErrWriteShutdown.
+func (c *Conn) CloseWrite() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return c.opError("close", net.ErrClosed)
+	}
+	if c.writeShut {
+		return nil
+	}
+	c.writeShut = true
+	c.finDue = true
+	c.flushControlLocked()
+	c.wakeAll()
+	return nil
+}
+
+// Close closes the connection. Pending and later Reads and Writes fail with
+// net.ErrClosed. The bytes Writes returned as written still reach the peer,
+// followed by the end of the stream (io.EOF to the peer's Reads, and
+// ErrBrokenPipe to its Writes): Close waits, at most Config.Linger, until
+// the peer acknowledges that end, then tears the ND connection down.
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return c.opError("close", net.ErrClosed)
+	}
+	c.closed = true
+	close(c.closedCh)
+	if !c.writeShut {
+		c.writeShut = true
+		c.finDue = true
+		c.finFlags = flagClosed
+	} else {
+		c.closeDue = true
+	}
+	c.flushControlLocked()
+	c.wakeAll()
+	c.mu.Unlock()
+
+	linger := time.NewTimer(c.cfg.Linger)
+	defer linger.Stop()
+	for {
+		c.mu.Lock()
+		c.pollLocked()
+		done := c.dead || c.peerFinAcked && (!c.closeDue || c.closeSent)
+		c.mu.Unlock()
+		if done {
+			break
+		}
+		select {
+		case <-c.cwake:
+		case <-linger.C:
+			done = true
+		}
+		if done {
+			break
+		}
+	}
+	c.destroy()
+	return nil
+}
+
+// destroy stops the progress goroutine, waits for Read and Write to leave,
+// and releases the ND resources.
+func (c *Conn) destroy() {
+	c.teardown.Do(func() {
+		c.runCancel()
+		<-c.runDone
+		c.rmu.Lock()
+		defer c.rmu.Unlock()
+		c.wmu.Lock()
+		defer c.wmu.Unlock()
+		c.mu.Lock()
+		c.dead = true
+		c.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Linger)
+		defer cancel()
+		c.connector.Disconnect(ctx)
+		c.release()
+	})
+}

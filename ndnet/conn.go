@@ -1,0 +1,362 @@
+package ndnet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/godirect/nd"
+)
+
+// Conn is one ndnet stream: a net.Conn over an ND connection. Its methods
+// are safe for concurrent use; concurrent Reads are served one at a time,
+// as are concurrent Writes, and a Read and a Write proceed in parallel.
+type Conn struct {
+	// Set up before the connection is handed out, then read-only.
+	cfg        Config
+	local      Addr
+	remote     Addr
+	adapter    *sharedAdapter
+	cq         nd.CompletionQueue
+	connector  nd.Connector
+	ep         nd.Endpoint
+	slotsMR    nd.MemoryRegion // receive and send slots
+	ringMR     nd.MemoryRegion // receive ring and send staging (nil without ring)
+	window     nd.MemoryWindow
+	depth      int // own QueueDepth: data frames the peer may have outstanding
+	frameSize  int // own receive slot size
+	peerDepth  int
+	eagerMax   int // largest frameData payload
+	ringSize   int // negotiated ring size (0: none)
+	chunkMax   int // largest ring chunk
+	creditMark int // slots freed that make a credit frame due
+
+	rmu sync.Mutex // held by Read for its whole call (and by teardown)
+	wmu sync.Mutex // held by Write for its whole call (and by teardown)
+	mu  sync.Mutex // the state below
+
+	// Receive side.
+	rx          []rxSlot
+	rxIndex     map[*nd.Result]int
+	rxq         []rxEntry // frames with bytes for Read, in stream order
+	rxqHead     int
+	rxqLen      int
+	ring        []byte
+	ringIn      uint64 // ring bytes announced by frameRing
+	ringOut     uint64 // ring bytes Read consumed
+	ringOutSent uint64 // ringOut as last reported to the peer
+	dataRecv    uint32 // data-class frames received
+	slotsFreed  uint32 // data-class frames whose slots were posted again
+	freedSent   uint32 // slotsFreed as last reported to the peer
+	helloRecv   bool
+	peerWindow  nd.MWDescriptor
+
+	// Send side.
+	tx          []txSlot
+	txIndex     map[*nd.Result]int
+	txHead      int
+	txLen       int
+	stage       []byte
+	dataSent    uint32 // data-class frames sent
+	peerSlotAck uint32
+	ringSent    uint64 // bytes RDMA-written into the peer's ring
+	peerRingAck uint64
+	writesDone  uint64 // bytes of RDMA Writes completed
+	bindRes     nd.Result
+
+	// Shutdown.
+	finDue, finSent     bool
+	closeDue, closeSent bool
+	finFlags            uint8
+	finAckDue           bool
+	finAckSent          bool
+	peerFin             bool
+	peerClosed          bool
+	peerFinAcked        bool
+	writeShut           bool // CloseWrite or Close was called
+	closed              bool // Close was called
+	err                 error
+	dead                bool // the endpoint takes no more requests
+
+	rwake    chan struct{} // a Read may proceed
+	wwake    chan struct{} // a Write may proceed
+	cwake    chan struct{} // Close may proceed
+	closedCh chan struct{} // closed by Close
+	readDL   deadline
+	writeDL  deadline
+
+	runCancel context.CancelFunc
+	runDone   chan struct{}
+	results   [64]*nd.Result
+	teardown  sync.Once
+}
+
+// rxSlot is one receive buffer and its posted Receive.
+type rxSlot struct {
+	res nd.Result
+	sgl [1]nd.SGE
+	buf []byte
+}
+
+// rxEntry is a frame whose bytes Read has not consumed: a frameData in a
+// receive slot (slot >= 0), or bytes in the ring (slot < 0).
+type rxEntry struct {
+	slot     int
+	off, end int // frameData: the unread part of the slot
+	n        int // ring: bytes not consumed
+}
+
+// txSlot is one outbound request: a frame in buf, or an RDMA Write of n
+// bytes of the staging ring.
+type txSlot struct {
+	res   nd.Result
+	sgl   [1]nd.SGE
+	buf   []byte
+	write int // bytes of an RDMA Write; 0 for a frame
+	done  bool
+}
+
+// sharedAdapter is an adapter shared by a Listener and its connections,
+// closed with the last of them.
+type sharedAdapter struct {
+	nd.Adapter
+	providerName string
+	mu           sync.Mutex
+	refs         int
+}
+
+func (a *sharedAdapter) acquire() {
+	a.mu.Lock()
+	a.refs++
+	a.mu.Unlock()
+}
+
+func (a *sharedAdapter) release() {
+	a.mu.Lock()
+	a.refs--
+	last := a.refs == 0
+	a.mu.Unlock()
+	if last {
+		a.Adapter.Close()
+	}
+}
+
+// newConn creates a connection's completion queue, endpoint (on connector,
+// which the Conn then owns) and slots, and posts its Receives, ready for
+// Connect or Accept. The Conn holds a reference to a.
+func newConn(a *sharedAdapter, connector nd.Connector, cfg Config) (*Conn, error) {
+	info, err := a.Query()
+	if err != nil {
+		connector.Close()
+		return nil, fmt.Errorf("ndnet: Query: %w", err)
+	}
+	a.acquire()
+	c := &Conn{
+		cfg:       cfg,
+		adapter:   a,
+		connector: connector,
+		depth:     cfg.QueueDepth,
+		frameSize: HeaderSize + cfg.InlineThreshold,
+		rwake:     make(chan struct{}, 1),
+		wwake:     make(chan struct{}, 1),
+		cwake:     make(chan struct{}, 1),
+		closedCh:  make(chan struct{}),
+		readDL:    newDeadline(),
+		writeDL:   newDeadline(),
+		runDone:   make(chan struct{}),
+	}
+	c.creditMark = (c.depth + 1) / 2
+	nrx := c.depth + extraSlots
+	ntx := sendSlots(c.depth)
+	limits := nd.EndpointLimits{InboundEntries: nrx, OutboundEntries: ntx + 1, InboundSGE: 1, OutboundSGE: 1}
+	if nrx > info.MaxInboundRequests || ntx+1 > info.MaxOutboundRequests || c.frameSize > info.MaxInboundLength || c.frameSize > info.MaxOutboundLength {
+		c.release()
+		return nil, fmt.Errorf("%w: QueueDepth %d or InlineThreshold %d beyond the adapter's limits", errConfig, cfg.QueueDepth, cfg.InlineThreshold)
+	}
+	if c.cq, err = a.CreateCompletionQueue(nrx + ntx + 1); err != nil {
+		c.release()
+		return nil, fmt.Errorf("ndnet: CreateCompletionQueue: %w", err)
+	}
+	if c.ep, err = connector.CreateEndpoint(c.cq, c.cq, limits); err != nil {
+		c.release()
+		return nil, fmt.Errorf("ndnet: CreateEndpoint: %w", err)
+	}
+	mem := make([]byte, (nrx+ntx)*c.frameSize)
+	if c.slotsMR, err = a.RegisterMemory(context.Background(), mem); err != nil {
+		c.release()
+		return nil, fmt.Errorf("ndnet: RegisterMemory: %w", err)
+	}
+	c.rx = make([]rxSlot, nrx)
+	c.rxIndex = make(map[*nd.Result]int, nrx)
+	for i := range c.rx {
+		s := &c.rx[i]
+		s.buf = mem[i*c.frameSize : (i+1)*c.frameSize : (i+1)*c.frameSize]
+		s.sgl[0] = nd.SGE{Buffer: s.buf, Region: c.slotsMR}
+		c.rxIndex[&s.res] = i
+	}
+	c.tx = make([]txSlot, ntx)
+	c.txIndex = make(map[*nd.Result]int, ntx)
+	for i := range c.tx {
+		s := &c.tx[i]
+		off := (nrx + i) * c.frameSize
+		s.buf = mem[off : off+c.frameSize : off+c.frameSize]
+		c.txIndex[&s.res] = i
+	}
+	c.rxq = make([]rxEntry, 2*c.depth+extraSlots)
+	for i := range c.rx {
+		if err := c.ep.Receive(&c.rx[i].res, c.rx[i].sgl[:]); err != nil {
+			c.release()
+			return nil, fmt.Errorf("ndnet: Receive: %w", err)
+		}
+	}
+	return c, nil
+}
+
+// ownSetup is the connection parameters this side offers.
+func (c *Conn) ownSetup() []byte {
+	b := make([]byte, SetupSize)
+	putSetup(b, setup{Version: Version, Depth: uint16(c.depth), FrameSize: uint32(c.frameSize), RingSize: uint32(c.cfg.BufferSize)})
+	return b
+}
+
+// peerSetup reads and checks the peer's connection parameters.
+func peerSetup(conn nd.Connector) (setup, error) {
+	var b [SetupSize]byte
+	cd, err := conn.GetConnectionData(b[:])
+	if err != nil && !errors.Is(err, nd.ErrBufferOverflow) {
+		return setup{}, fmt.Errorf("ndnet: GetConnectionData: %w", err)
+	}
+	if cd.PrivateDataLength < SetupSize {
+		return setup{}, errSetupSize
+	}
+	return parseSetup(b[:])
+}
+
+// negotiate adopts the peer's parameters and registers the ring.
+func (c *Conn) negotiate(peer setup) error {
+	c.peerDepth = int(peer.Depth)
+	c.eagerMax = min(c.cfg.InlineThreshold, int(peer.FrameSize)-HeaderSize)
+	if c.cfg.BufferSize > 0 && peer.RingSize > 0 {
+		c.ringSize = min(c.cfg.BufferSize, int(peer.RingSize))
+	}
+	if c.ringSize == 0 {
+		return nil
+	}
+	info, err := c.adapter.Query()
+	if err != nil {
+		return fmt.Errorf("ndnet: Query: %w", err)
+	}
+	if 2*c.ringSize > info.MaxRegistrationSize || c.ringSize > info.MaxWindowSize {
+		c.ringSize = 0
+		return nil
+	}
+	c.chunkMax = min(c.ringSize/4, info.MaxOutboundLength)
+	mem := make([]byte, 2*c.ringSize)
+	if c.ringMR, err = c.adapter.RegisterMemory(context.Background(), mem); err != nil {
+		return fmt.Errorf("ndnet: RegisterMemory: %w", err)
+	}
+	c.ring = mem[:c.ringSize:c.ringSize]
+	c.stage = mem[c.ringSize:]
+	if c.window, err = c.adapter.CreateMemoryWindow(nil); err != nil {
+		return fmt.Errorf("ndnet: CreateMemoryWindow: %w", err)
+	}
+	return nil
+}
+
+// start runs once the ND connection is up: it exposes the ring, sends the
+// hello frame and starts the progress goroutine.
+func (c *Conn) start() error {
+	la, err := c.connector.GetLocalAddress()
+	if err != nil {
+		return fmt.Errorf("ndnet: GetLocalAddress: %w", err)
+	}
+	ra, err := c.connector.GetPeerAddress()
+	if err != nil {
+		return fmt.Errorf("ndnet: GetPeerAddress: %w", err)
+	}
+	name := c.adapter.providerName
+	c.local = Addr{Provider: name, AddrPort: la}
+	c.remote = Addr{Provider: name, AddrPort: ra}
+	var desc [nd.MWDescriptorSize]byte
+	var payload []byte
+	if c.ringSize > 0 {
+		d, err := c.ep.Bind(&c.bindRes, c.ringMR, c.window, c.ring, nd.FlagAllowWrite|nd.FlagSilentSuccess)
+		if err != nil {
+			return fmt.Errorf("ndnet: Bind: %w", err)
+		}
+		d.Put(desc[:])
+		payload = desc[:]
+	}
+	c.mu.Lock()
+	ok := c.sendFrameLocked(frameHello, 0, payload, 0)
+	err = c.err
+	c.mu.Unlock()
+	if !ok {
+		if err == nil {
+			err = errors.New("ndnet: no room for the hello frame")
+		}
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.runCancel = cancel
+	go c.run(ctx)
+	return nil
+}
+
+// release frees what newConn and negotiate made, for a Conn never started.
+func (c *Conn) release() {
+	if c.ep != nil {
+		c.ep.Close()
+	}
+	c.connector.Close()
+	if c.window != nil {
+		c.window.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Linger)
+	defer cancel()
+	if c.ringMR != nil {
+		c.adapter.DeregisterMemory(ctx, c.ringMR)
+	}
+	if c.slotsMR != nil {
+		c.adapter.DeregisterMemory(ctx, c.slotsMR)
+	}
+	if c.cq != nil {
+		c.cq.Close()
+	}
+	c.adapter.release()
+}
+
+// LocalAddr returns the local address, an Addr.
+func (c *Conn) LocalAddr() net.Addr { return c.local }
+
+// RemoteAddr returns the peer's address, an Addr.
+func (c *Conn) RemoteAddr() net.Addr { return c.remote }
+
+// SetDeadline sets the read and write deadlines.
+func (c *Conn) SetDeadline(t time.Time) error {
+	c.readDL.set(t)
+	c.writeDL.set(t)
+	return nil
+}
+
+// SetReadDeadline sets the deadline for Read calls, pending ones included;
+// past it they fail with an error wrapping os.ErrDeadlineExceeded.
+func (c *Conn) SetReadDeadline(t time.Time) error {
+	c.readDL.set(t)
+	return nil
+}
+
+// SetWriteDeadline sets the deadline for Write calls, pending ones
+// included; past it they fail with an error wrapping os.ErrDeadlineExceeded
+// (some bytes may have been written, as the count says).
+func (c *Conn) SetWriteDeadline(t time.Time) error {
+	c.writeDL.set(t)
+	return nil
+}
+
+// addrFrom is an Addr of provider name.
+func addrFrom(name string, ap netip.AddrPort) Addr { return Addr{Provider: name, AddrPort: ap} }

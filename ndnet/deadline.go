@@ -1,0 +1,63 @@
+package ndnet
+
+import (
+	"sync"
+	"time"
+)
+
+// deadline is one direction's deadline: a channel closed when the deadline
+// passes, which blocked calls select on. Setting a deadline allocates (a
+// timer, and a fresh channel after one expired); waiting does not.
+type deadline struct {
+	mu     sync.Mutex
+	timer  *time.Timer
+	cancel chan struct{} // closed when the deadline has passed
+}
+
+func newDeadline() deadline { return deadline{cancel: make(chan struct{})} }
+
+// set sets the deadline to t; the zero time means none. A time in the past
+// expires it at once, unblocking the calls waiting on it.
+func (d *deadline) set(t time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.timer != nil && !d.timer.Stop() {
+		<-d.cancel // the timer fired: wait until its function closed the channel
+	}
+	d.timer = nil
+	expired := isClosed(d.cancel)
+	if t.IsZero() {
+		if expired {
+			d.cancel = make(chan struct{})
+		}
+		return
+	}
+	if dur := time.Until(t); dur > 0 {
+		if expired {
+			d.cancel = make(chan struct{})
+		}
+		ch := d.cancel
+		d.timer = time.AfterFunc(dur, func() { close(ch) })
+		return
+	}
+	if !expired {
+		close(d.cancel)
+	}
+}
+
+// wait returns the channel that is closed when the deadline passes.
+func (d *deadline) wait() chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cancel
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}

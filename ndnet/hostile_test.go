@@ -1,0 +1,238 @@
+package ndnet
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/godirect/nd"
+	"github.com/godirect/nd/provider/loop"
+)
+
+// rawPeer is a hand-driven ND endpoint that speaks ndnet's set-up to a
+// Listener and then sends whatever frames a test forges.
+type rawPeer struct {
+	t      *testing.T
+	ctx    context.Context
+	cq     nd.CompletionQueue
+	ep     nd.Endpoint
+	mr     nd.MemoryRegion
+	buf    []byte
+	recv   [4]nd.Result
+	window nd.MWDescriptor // the listener side's ring
+	next   int             // offset in buf of the next forged frame
+	conn   *Conn           // the accepted side
+}
+
+// newRawPeer listens with cfg on a loop provider, connects a raw endpoint
+// to it, exchanges hellos and returns both.
+func newRawPeer(t *testing.T, cfg Config) *rawPeer {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	p := loop.New()
+	lc := ListenConfig{Config: cfg}
+	l, err := lc.Listen(p, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	a, err := p.OpenAdapter(netip.MustParseAddr("127.0.0.2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	r := &rawPeer{t: t, ctx: ctx}
+	r.cq, _ = a.CreateCompletionQueue(64)
+	connector, _ := a.CreateConnector()
+	r.ep, err = connector.CreateEndpoint(r.cq, r.cq, nd.EndpointLimits{InboundEntries: 4, OutboundEntries: 16, InboundSGE: 1, OutboundSGE: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.buf = make([]byte, 1<<16)
+	if r.mr, err = a.RegisterMemory(ctx, r.buf); err != nil {
+		t.Fatal(err)
+	}
+	for i := range r.recv {
+		r.ep.Receive(&r.recv[i], []nd.SGE{{Buffer: r.buf[i*4096 : (i+1)*4096], Region: r.mr}})
+	}
+	priv := make([]byte, SetupSize)
+	putSetup(priv, setup{Version: Version, Depth: 2, FrameSize: 4096, RingSize: 4096})
+	if err := connector.Connect(ctx, r.ep, l.Addr().(Addr).AddrPort, Protocol, 0, priv); err != nil {
+		t.Fatal(err)
+	}
+	if err := connector.CompleteConnect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.conn = c.(*Conn)
+	t.Cleanup(func() { r.conn.Close() })
+	// The accepted side's hello: its ring's window.
+	res := r.wait()
+	if res != &r.recv[0] || res.Status != nd.Success {
+		t.Fatalf("hello: %+v", res)
+	}
+	h, payload, err := parseFrame(r.buf[:res.BytesTransferred])
+	if err != nil || h.Type != frameHello {
+		t.Fatalf("first frame %+v, %v; want hello", h, err)
+	}
+	r.window.UnmarshalBinary(payload)
+	return r
+}
+
+// wait returns the next completion.
+func (r *rawPeer) wait() *nd.Result {
+	var done [1]*nd.Result
+	for r.cq.GetResults(done[:]) == 0 {
+		if err := r.cq.Notify(r.ctx, nd.NotifyAny); err != nil {
+			r.t.Fatalf("Notify: %v", err)
+		}
+	}
+	return done[0]
+}
+
+// send sends a frame of the given header and payload, each from its own
+// part of the buffer.
+func (r *rawPeer) send(h header, payload []byte) {
+	b := r.buf[32768+r.next : 32768+r.next+1024]
+	r.next += 1024
+	if h.Type == frameHello {
+		h.Length = uint32(len(payload))
+	}
+	putHeader(b, h)
+	n := HeaderSize + copy(b[HeaderSize:], payload)
+	res := new(nd.Result)
+	if err := r.ep.Send(res, []nd.SGE{{Buffer: b[:n], Region: r.mr}}, 0); err != nil {
+		r.t.Fatalf("Send: %v", err)
+	}
+	for r.wait() != res {
+	}
+}
+
+// readErr reads from the accepted side until it fails and returns the error.
+func (r *rawPeer) readErr() error {
+	r.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 1<<16)
+	for {
+		// io.EOF may come first when the violation follows a fin.
+		if _, err := r.conn.Read(buf); err != nil && err != io.EOF {
+			return err
+		}
+	}
+}
+
+// ringDesc is a hello payload naming a 4 KiB ring (the raw peer exposes
+// none: the Conn writes only in frames to a peer that reads nothing).
+func ringDesc() []byte {
+	b, _ := nd.MWDescriptor{Length: 4096}.MarshalBinary()
+	return b
+}
+
+func TestHostilePeer(t *testing.T) {
+	cfg := Config{QueueDepth: 2, InlineThreshold: 64, BufferSize: 4096}
+	hello := header{Type: frameHello}
+	cases := []struct {
+		name  string
+		forge func(r *rawPeer)
+		want  error
+	}{
+		{"forged credit", func(r *rawPeer) {
+			r.send(hello, ringDesc())
+			r.send(header{Type: frameCredit, SlotAck: 5}, nil) // it sent us one frame
+		}, ErrProtocol},
+		{"forged ring acknowledgment", func(r *rawPeer) {
+			r.send(hello, ringDesc())
+			r.send(header{Type: frameCredit, RingAck: 1}, nil)
+		}, ErrProtocol},
+		{"data beyond the credit", func(r *rawPeer) {
+			r.send(hello, ringDesc())
+			r.send(header{Type: frameData, Length: 1}, []byte{1})
+			r.send(header{Type: frameData, Length: 1}, []byte{2})
+		}, ErrProtocol},
+		{"frame larger than a slot", func(r *rawPeer) {
+			r.send(hello, ringDesc())
+			big := make([]byte, 200)
+			r.send(header{Type: frameData, Length: uint32(len(big))}, big)
+		}, ErrConnReset},
+		{"ring frame beyond the ring", func(r *rawPeer) {
+			r.send(hello, ringDesc())
+			r.send(header{Type: frameRing, Length: 4097}, nil)
+		}, ErrProtocol},
+		{"data before hello", func(r *rawPeer) {
+			r.send(header{Type: frameData, Length: 1}, []byte{1})
+		}, ErrProtocol},
+		{"unknown frame", func(r *rawPeer) {
+			r.send(hello, ringDesc())
+			r.send(header{Type: 99}, nil)
+		}, ErrProtocol},
+		{"hello without the ring", func(r *rawPeer) {
+			r.send(hello, nil)
+		}, ErrProtocol},
+		{"ring of the wrong size", func(r *rawPeer) {
+			b, _ := nd.MWDescriptor{Length: 8192}.MarshalBinary()
+			r.send(hello, b)
+		}, ErrProtocol},
+		{"finack before fin", func(r *rawPeer) {
+			r.send(hello, ringDesc())
+			r.send(header{Type: frameFinAck}, nil)
+		}, ErrProtocol},
+		{"data after fin", func(r *rawPeer) {
+			r.send(hello, ringDesc())
+			r.send(header{Type: frameFin}, nil)
+			r.send(header{Type: frameData, Length: 1}, []byte{1})
+		}, ErrProtocol},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRawPeer(t, cfg)
+			c.forge(r)
+			if err := r.readErr(); !errors.Is(err, c.want) {
+				t.Fatalf("Read error %v, want %v", err, c.want)
+			}
+		})
+	}
+}
+
+// TestHostileWriteOutsideRing: the window a Conn exposes covers its ring
+// alone: an RDMA Write past its end fails at the peer and ends the
+// connection; one inside it and announced is read as stream bytes.
+func TestHostileWriteOutsideRing(t *testing.T) {
+	r := newRawPeer(t, Config{QueueDepth: 2, InlineThreshold: 64, BufferSize: 4096})
+	if r.window.Length != 4096 {
+		t.Fatalf("window of %d bytes, want 4096", r.window.Length)
+	}
+	r.send(header{Type: frameHello}, ringDesc())
+	src := r.buf[40000:40010]
+	copy(src, "0123456789")
+	var w nd.Result
+	if err := r.ep.Write(&w, []nd.SGE{{Buffer: src, Region: r.mr}}, r.window, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	r.send(header{Type: frameRing, Length: 10}, nil)
+	got := make([]byte, 10)
+	r.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadFull(r.conn, got); err != nil || string(got) != "0123456789" {
+		t.Fatalf("ReadFull = %q, %v", got, err)
+	}
+	var bad nd.Result
+	if err := r.ep.Write(&bad, []nd.SGE{{Buffer: src, Region: r.mr}}, r.window, 4090, 0); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		res := r.wait()
+		if res == &bad {
+			if !errors.Is(res.Status, nd.ErrAccessViolation) {
+				t.Fatalf("Write past the ring: %v, want ErrAccessViolation", res.Status)
+			}
+			break
+		}
+	}
+	if err := r.readErr(); !errors.Is(err, ErrConnReset) {
+		t.Fatalf("Read after the peer's bad Write: %v, want ErrConnReset", err)
+	}
+}

@@ -1,0 +1,79 @@
+package ndnet_test
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"golang.org/x/net/nettest"
+
+	"github.com/godirect/nd"
+	"github.com/godirect/nd/ndnet"
+	"github.com/godirect/nd/provider/loop"
+	"github.com/godirect/nd/provider/shm"
+	"github.com/godirect/nd/provider/tcp"
+)
+
+// providers are the providers every stream test runs over, with the
+// address a listener takes.
+var providers = []struct {
+	name string
+	p    func() nd.Provider
+	addr string
+}{
+	{"loop", func() nd.Provider { return loop.New() }, "127.0.0.1:0"},
+	{"tcp", func() nd.Provider { return tcp.New(tcp.DefaultConfig()) }, "127.0.0.1:0"},
+	{"shm", func() nd.Provider { return shm.New(shm.DefaultConfig()) }, "127.0.0.1:0"},
+}
+
+// pipe returns a connected pair over p: c1 dialed, c2 accepted.
+func pipe(t testing.TB, p nd.Provider, addr string, cfg ndnet.Config) (c1, c2 *ndnet.Conn, stop func()) {
+	t.Helper()
+	lc := ndnet.ListenConfig{Config: cfg}
+	l, err := lc.Listen(p, addr)
+	if err != nil {
+		t.Fatalf("Listen: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	type accepted struct {
+		c   net.Conn
+		err error
+	}
+	ch := make(chan accepted, 1)
+	go func() {
+		c, err := l.Accept()
+		ch <- accepted{c, err}
+	}()
+	d := ndnet.Dialer{Config: cfg}
+	c1, err = d.Dial(ctx, p, l.Addr().String())
+	if err != nil {
+		l.Close()
+		t.Fatalf("Dial: %v", err)
+	}
+	a := <-ch
+	if a.err != nil {
+		c1.Close()
+		l.Close()
+		t.Fatalf("Accept: %v", a.err)
+	}
+	c2 = a.c.(*ndnet.Conn)
+	return c1, c2, func() {
+		c1.Close()
+		c2.Close()
+		l.Close()
+	}
+}
+
+func TestNettest(t *testing.T) {
+	for _, pr := range providers {
+		t.Run(pr.name, func(t *testing.T) {
+			p := pr.p()
+			nettest.TestConn(t, func() (c1, c2 net.Conn, stop func(), err error) {
+				a, b, stop := pipe(t, p, pr.addr, ndnet.Config{})
+				return a, b, stop, nil
+			})
+		})
+	}
+}

@@ -1,0 +1,331 @@
+package ndnet
+
+// Progress: completions are taken off the connection's completion queue
+// under c.mu by whoever needs them, a spinning Read or Write or the
+// connection's one progress goroutine, which otherwise sleeps in
+// CompletionQueue.Notify. Processing a completion only updates state and
+// posts Receives and control frames; it never copies stream bytes beyond a
+// frame. After it, the waiting Read, Write and Close are woken through
+// their channels. Lock order: rmu, then wmu, then mu.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/godirect/nd"
+)
+
+// run is the progress goroutine: it processes completions and sleeps in
+// Notify until ctx ends.
+func (c *Conn) run(ctx context.Context) {
+	defer close(c.runDone)
+	for {
+		c.mu.Lock()
+		c.pollLocked()
+		c.mu.Unlock()
+		if err := c.cq.Notify(ctx, nd.NotifyAny); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			c.mu.Lock()
+			c.failLocked(fmt.Errorf("%w: completion queue: %w", ErrConnReset, err))
+			c.mu.Unlock()
+			<-ctx.Done()
+			return
+		}
+	}
+}
+
+// pollLocked processes every completion queued and reports whether there
+// was any.
+func (c *Conn) pollLocked() bool {
+	any := false
+	for {
+		n := c.cq.GetResults(c.results[:])
+		for _, r := range c.results[:n] {
+			c.completeLocked(r)
+		}
+		if n > 0 {
+			any = true
+		}
+		if n < len(c.results) {
+			break
+		}
+	}
+	if any {
+		c.flushControlLocked()
+		c.wakeAll()
+	}
+	return any
+}
+
+// wakeAll signals the waiting Read, Write and Close.
+func (c *Conn) wakeAll() {
+	for _, ch := range [...]chan struct{}{c.rwake, c.wwake, c.cwake} {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// failLocked ends the connection with err (the first error stays): the
+// endpoint is flushed, so that the peer learns of it, and takes no more
+// requests.
+func (c *Conn) failLocked(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+	if !c.dead {
+		c.dead = true
+		c.ep.Flush()
+	}
+	c.wakeAll()
+}
+
+// completeLocked processes one completion.
+func (c *Conn) completeLocked(r *nd.Result) {
+	if i, ok := c.rxIndex[r]; ok {
+		if c.err != nil {
+			return // after a failure, nothing the peer sends counts
+		}
+		if err := r.Status.Err(); err != nil {
+			c.failLocked(c.transportError(err))
+			return
+		}
+		c.frameLocked(i, c.rx[i].buf[:r.BytesTransferred])
+		return
+	}
+	if i, ok := c.txIndex[r]; ok {
+		s := &c.tx[i]
+		s.done = true
+		if err := r.Status.Err(); err != nil {
+			c.failLocked(c.transportError(err))
+		} else if s.write > 0 {
+			c.writesDone += uint64(s.write)
+		}
+		for c.txLen > 0 && c.tx[c.txHead].done {
+			c.tx[c.txHead].done = false
+			c.txHead++
+			if c.txHead == len(c.tx) {
+				c.txHead = 0
+			}
+			c.txLen--
+		}
+		return
+	}
+	if r == &c.bindRes {
+		if err := r.Status.Err(); err != nil {
+			c.failLocked(fmt.Errorf("%w: Bind: %w", ErrConnReset, err))
+		}
+	}
+}
+
+// transportError is the connection error for a request that completed with
+// err: once the peer ended the stream in order, a torn-down connection is
+// no error of the stream.
+func (c *Conn) transportError(err error) error {
+	if errors.Is(err, nd.ErrCanceled) {
+		return ErrConnReset
+	}
+	return fmt.Errorf("%w: %w", ErrConnReset, err)
+}
+
+// repostLocked posts slot i's Receive again.
+func (c *Conn) repostLocked(i int) {
+	if c.dead {
+		return
+	}
+	if err := c.ep.Receive(&c.rx[i].res, c.rx[i].sgl[:]); err != nil {
+		c.failLocked(c.transportError(err))
+	}
+}
+
+// frameLocked processes the frame received in slot i.
+func (c *Conn) frameLocked(i int, b []byte) {
+	h, payload, err := parseFrame(b)
+	if err != nil {
+		c.failLocked(&protocolError{err})
+		return
+	}
+	// Acknowledgments: never more than was sent.
+	if h.SlotAck-c.peerSlotAck > c.dataSent-c.peerSlotAck {
+		c.failLocked(violation("credit for frames never sent"))
+		return
+	}
+	if h.RingAck < c.peerRingAck || h.RingAck > c.ringSent {
+		c.failLocked(violation("ring acknowledgment outside the bytes sent"))
+		return
+	}
+	c.peerSlotAck, c.peerRingAck = h.SlotAck, h.RingAck
+	if h.Type == frameHello || h.Type == frameData || h.Type == frameRing {
+		if c.dataRecv+1-c.freedSent > uint32(c.depth) {
+			c.failLocked(violation("data frame beyond the credit given"))
+			return
+		}
+		if h.Type != frameHello && !c.helloRecv {
+			c.failLocked(violation("data before hello"))
+			return
+		}
+		if c.peerFin {
+			c.failLocked(violation("data after fin"))
+			return
+		}
+		c.dataRecv++
+	}
+	switch h.Type {
+	case frameHello:
+		if c.helloRecv {
+			c.failLocked(violation("second hello"))
+			return
+		}
+		c.helloRecv = true
+		if (len(payload) != 0) != (c.ringSize > 0) {
+			c.failLocked(violation("hello disagrees with the negotiated ring"))
+			return
+		}
+		if c.ringSize > 0 {
+			c.peerWindow.UnmarshalBinary(payload)
+			if c.peerWindow.Length != uint64(c.ringSize) {
+				c.failLocked(violation("ring window of the wrong size"))
+				return
+			}
+		}
+		c.slotsFreed++
+		c.repostLocked(i)
+	case frameData:
+		if !c.pushLocked(rxEntry{slot: i, off: HeaderSize, end: HeaderSize + len(payload)}) {
+			return
+		}
+	case frameRing:
+		if c.ringSize == 0 || uint64(h.Length) > c.ringOutSent+uint64(c.ringSize)-c.ringIn {
+			c.failLocked(violation("ring frame beyond the ring's free space"))
+			return
+		}
+		if c.rxqLen > 0 {
+			if t := &c.rxq[(c.rxqHead+c.rxqLen-1)%len(c.rxq)]; t.slot < 0 {
+				t.n += int(h.Length) // contiguous with the previous ring bytes
+				c.ringIn += uint64(h.Length)
+				c.slotsFreed++
+				c.repostLocked(i)
+				return
+			}
+		}
+		if !c.pushLocked(rxEntry{slot: -1, n: int(h.Length)}) {
+			return
+		}
+		c.ringIn += uint64(h.Length)
+		c.slotsFreed++
+		c.repostLocked(i)
+	case frameCredit:
+		c.repostLocked(i)
+	case frameFin:
+		if c.peerFin {
+			c.failLocked(violation("second fin"))
+			return
+		}
+		c.peerFin = true
+		c.peerClosed = h.Flags&flagClosed != 0
+		c.finAckDue = true
+		c.repostLocked(i)
+	case frameClose:
+		if !c.peerFin || c.peerClosed {
+			c.failLocked(violation("close without fin, or twice"))
+			return
+		}
+		c.peerClosed = true
+		c.repostLocked(i)
+	case frameFinAck:
+		if !c.finSent || c.peerFinAcked {
+			c.failLocked(violation("fin acknowledged before it was sent"))
+			return
+		}
+		c.peerFinAcked = true
+		c.repostLocked(i)
+	}
+}
+
+// pushLocked appends e to the frames waiting for Read.
+func (c *Conn) pushLocked(e rxEntry) bool {
+	if c.rxqLen == len(c.rxq) {
+		c.failLocked(violation("too many frames outstanding"))
+		return false
+	}
+	c.rxq[(c.rxqHead+c.rxqLen)%len(c.rxq)] = e
+	c.rxqLen++
+	return true
+}
+
+// txRoom is the number of outbound requests that may still be posted.
+func (c *Conn) txRoom() int { return len(c.tx) - c.txLen }
+
+// dataCredit reports whether a data-class frame may be sent.
+func (c *Conn) dataCredit() bool { return c.dataSent-c.peerSlotAck < uint32(c.peerDepth) }
+
+// nextTx reserves the next outbound slot.
+func (c *Conn) nextTx() *txSlot {
+	i := c.txHead + c.txLen
+	if i >= len(c.tx) {
+		i -= len(c.tx)
+	}
+	c.txLen++
+	s := &c.tx[i]
+	s.write = 0
+	s.done = false
+	return s
+}
+
+// sendFrameLocked posts a frame of type t with payload (copied) or, for
+// frameRing, announcing ringLen bytes. The caller checked credit and room;
+// it reports false if the endpoint refused the frame (the connection has
+// then failed).
+func (c *Conn) sendFrameLocked(t frameType, flags uint8, payload []byte, ringLen int) bool {
+	if c.dead || c.txRoom() == 0 {
+		return false
+	}
+	s := c.nextTx()
+	length := uint32(len(payload))
+	if t == frameRing {
+		length = uint32(ringLen)
+	}
+	putHeader(s.buf, header{Type: t, Flags: flags, Length: length, SlotAck: c.slotsFreed, RingAck: c.ringOut})
+	n := HeaderSize + copy(s.buf[HeaderSize:], payload)
+	s.sgl[0] = nd.SGE{Buffer: s.buf[:n], Region: c.slotsMR}
+	if err := c.ep.Send(&s.res, s.sgl[:], 0); err != nil {
+		c.txLen--
+		c.failLocked(c.transportError(err))
+		return false
+	}
+	c.freedSent, c.ringOutSent = c.slotsFreed, c.ringOut
+	if t == frameHello || t == frameData || t == frameRing {
+		c.dataSent++
+	}
+	return true
+}
+
+// flushControlLocked sends the control frames that are due and fit.
+func (c *Conn) flushControlLocked() {
+	if c.dead {
+		return
+	}
+	if c.finAckDue && !c.finAckSent && c.txRoom() > 0 {
+		c.finAckSent = c.sendFrameLocked(frameFinAck, 0, nil, 0)
+	}
+	if c.finDue && !c.finSent && c.txRoom() > 0 {
+		c.finSent = c.sendFrameLocked(frameFin, c.finFlags, nil, 0)
+	}
+	if c.closeDue && c.finSent && !c.closeSent && c.txRoom() > 0 {
+		c.closeSent = c.sendFrameLocked(frameClose, 0, nil, 0)
+	}
+	if c.creditDue() && c.txRoom() > 0 {
+		c.sendFrameLocked(frameCredit, 0, nil, 0)
+	}
+}
+
+// creditDue reports whether enough slots or ring bytes were freed since the
+// last report to warrant a credit frame.
+func (c *Conn) creditDue() bool {
+	return int(c.slotsFreed-c.freedSent) >= c.creditMark ||
+		(c.ringSize > 0 && c.ringOut-c.ringOutSent >= uint64(c.ringSize/2))
+}
