@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"sync"
 
@@ -194,12 +195,19 @@ func (c *Connector) Connect(ctx context.Context, ep nd.Endpoint, remote netip.Ad
 		c.state, c.cur, c.link = connIdle, nil, nil
 		st := c.abortStatus
 		c.mu.Unlock()
-		if st == nd.ErrIOTimeout {
-			return st // the passive side never answered
+		switch st {
+		case nd.ErrIOTimeout: // the passive side never answered
+			return st
+		case nd.ErrInsufficientResources: // a side ran out of descriptors or memory
+			return &nd.OpError{Op: "Connect", Status: st, Err: errPeerShort}
 		}
 		return nd.ErrConnectionAborted
 	}
 }
+
+// errPeerShort is the cause of a Connect that failed because the transport
+// found a side out of resources after the request left.
+var errPeerShort = errors.New("the connection's setup ran out of file descriptors or memory (a process's RLIMIT_NOFILE, memory or mappings)")
 
 // CompleteConnect implements nd.Connector.
 func (c *Connector) CompleteConnect(ctx context.Context) error {

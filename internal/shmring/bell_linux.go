@@ -3,6 +3,7 @@ package shmring
 import (
 	"encoding/binary"
 	"os"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -11,10 +12,46 @@ import (
 // non-blocking and registered with the Go runtime's poller, so Wait parks
 // the goroutine, not an OS thread. Ring and Wait may run concurrently with
 // each other and with Close.
+//
+// A raw doorbell (NewRawDoorbell, RawDoorbellFromFD) is kept out of the
+// runtime's poller, for an eventfd that something else watches (an epoll
+// set of the caller's): a write to an eventfd wakes every epoll instance
+// that holds it, and the runtime's, idle on another processor, would wake
+// for nothing at every Ring. It cannot Wait.
 type Doorbell struct {
-	f    *os.File
-	one  [8]byte // the constant 1, written by Ring
-	rbuf [8]byte // Wait's buffer (one waiter at a time)
+	f    *os.File // nil: raw
+	one  [8]byte  // the constant 1, written by Ring
+	rbuf [8]byte  // Wait's buffer (one waiter at a time)
+
+	mu sync.Mutex // raw: Ring against Close
+	fd int        // raw: -1 once closed
+}
+
+// NewRawDoorbell creates a raw eventfd doorbell.
+func NewRawDoorbell() (*Doorbell, error) {
+	fd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		return nil, os.NewSyscallError("eventfd", err)
+	}
+	return RawDoorbellFromFD(fd)
+}
+
+// RawDoorbellFromFD makes a raw doorbell of fd, which must be an eventfd
+// (one received from a peer is checked); the Doorbell owns fd from then on,
+// also when it returns an error (fd is then closed).
+func RawDoorbellFromFD(fd int) (*Doorbell, error) {
+	if !IsEventfd(fd) {
+		unix.Close(fd)
+		return nil, ErrNotEventfd
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	unix.CloseOnExec(fd)
+	d := &Doorbell{fd: fd}
+	binary.NativeEndian.PutUint64(d.one[:], 1)
+	return d, nil
 }
 
 // NewDoorbell creates an eventfd doorbell.
@@ -68,18 +105,39 @@ func itoa(n int) string {
 }
 
 // Ring implements Bell. A closed doorbell ignores it.
-func (d *Doorbell) Ring() { d.f.Write(d.one[:]) }
+func (d *Doorbell) Ring() {
+	if d.f != nil {
+		d.f.Write(d.one[:])
+		return
+	}
+	d.mu.Lock()
+	if d.fd >= 0 {
+		unix.Write(d.fd, d.one[:])
+	}
+	d.mu.Unlock()
+}
+
+// errRaw: a raw doorbell cannot be waited on.
+var errRaw = errorString("shmring: a raw doorbell cannot be waited on")
 
 // Wait implements Waiter: it blocks until the doorbell was rung since the
 // last Wait, or returns an error once the doorbell is closed.
 func (d *Doorbell) Wait() error {
+	if d.f == nil {
+		return errRaw
+	}
 	_, err := d.f.Read(d.rbuf[:])
 	return err
 }
 
-// Fd returns the eventfd's descriptor, to pass to the peer. It stays owned
-// by d.
+// Fd returns the eventfd's descriptor, to pass to the peer or to watch
+// (-1 once closed). It stays owned by d.
 func (d *Doorbell) Fd() int {
+	if d.f == nil {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.fd
+	}
 	var fd int
 	rc, err := d.f.SyscallConn()
 	if err != nil {
@@ -90,4 +148,16 @@ func (d *Doorbell) Fd() int {
 }
 
 // Close closes the eventfd; a Wait in progress returns an error.
-func (d *Doorbell) Close() error { return d.f.Close() }
+func (d *Doorbell) Close() error {
+	if d.f != nil {
+		return d.f.Close()
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.fd < 0 {
+		return os.ErrClosed
+	}
+	err := unix.Close(d.fd)
+	d.fd = -1
+	return err
+}

@@ -464,6 +464,20 @@ func (c *Consumer) Unconsumed() bool {
 	return Load64(c.r.header(idx))&hdrReady != 0
 }
 
+// Arm asks the producer to ring the consumer's doorbell at its next
+// Publish (the consumer is about to stop looking at the ring and wait for
+// the doorbell elsewhere, in a readiness set for instance). It reports
+// whether a record is ready already: the caller must then consume it
+// (Disarm first), since the producer may have published it before it saw
+// the flag. Like Next, it is for the consuming goroutine.
+func (c *Consumer) Arm() bool {
+	Store32(c.r.sleeping, 1)
+	return Load64(c.r.header(c.pos&c.r.mask))&hdrReady != 0
+}
+
+// Disarm withdraws Arm: the producer rings no more.
+func (c *Consumer) Disarm() { Store32(c.r.sleeping, 0) }
+
 // Wait waits until the producer published records beyond what this
 // consumer published as consumed (call Publish first): it spins for up to
 // spin, then sleeps in w. It returns w's error, or nil when a record may

@@ -61,3 +61,14 @@ func TestDataPathBytes(t *testing.T) {
 func BenchmarkPeers(b *testing.B) {
 	ndtest.BenchmarkPeers(b, testProvider(b, shm.Config{}), ndtest.PeerCounts)
 }
+
+// BenchmarkIdleConnections reports what an idle connection's endpoint
+// costs (ndtest.IdleCost) with 500 connections in this process, both ends
+// here: heap bytes and goroutines per endpoint.
+func BenchmarkIdleConnections(b *testing.B) {
+	for range b.N {
+		heap, gs := ndtest.IdleCost(b, testProvider(b, shm.Config{}), 500)
+		b.ReportMetric(heap, "heap-B/endpoint")
+		b.ReportMetric(gs, "goroutines/endpoint")
+	}
+}

@@ -15,25 +15,24 @@ import (
 	"github.com/godirect/nd/ndtest"
 )
 
-// captureLinks records the links of provider p as their readers start, and
-// lets the test stop p's passive (target) readers: while stopped, a
-// passive reader that comes to look at its ring waits at the hook, so it
-// handles no record at all.
+// captureLinks records the links of provider p as the pollers of its
+// readiness set look at them, and lets the test stop the consumption of
+// p's passive (target) links: while stopped, a poller that comes to look
+// at such a ring leaves it alone, so it handles no record at all.
 type captureLinks struct {
-	mu       sync.Mutex
-	active   *link
-	passive  *link
-	stopped  atomic.Bool
-	parked   atomic.Bool // a stopped reader waits at the hook
-	release  chan struct{}
-	released sync.Once
+	mu      sync.Mutex
+	active  *link
+	passive *link
+	stopped atomic.Bool
+	parked  atomic.Bool // a poller found the stopped passive link and left it
+	resumed atomic.Bool
 }
 
 func hookLinks(t *testing.T, p *Provider) *captureLinks {
-	c := &captureLinks{release: make(chan struct{})}
-	h := func(l *link) {
+	c := &captureLinks{}
+	h := func(l *link) bool {
 		if l.t.p != p {
-			return
+			return false
 		}
 		c.mu.Lock()
 		if l.active {
@@ -42,10 +41,11 @@ func hookLinks(t *testing.T, p *Provider) *captureLinks {
 			c.passive = l
 		}
 		c.mu.Unlock()
-		if !l.active && c.stopped.Load() {
+		if !l.active && c.stopped.Load() && !c.resumed.Load() {
 			c.parked.Store(true)
-			<-c.release
+			return true
 		}
+		return false
 	}
 	testHookReader.Store(&h)
 	t.Cleanup(func() {
@@ -55,10 +55,22 @@ func hookLinks(t *testing.T, p *Provider) *captureLinks {
 	return c
 }
 
-func (c *captureLinks) resume() { c.released.Do(func() { close(c.release) }) }
+// resume lets the pollers consume the passive links again, and makes them
+// look at once.
+func (c *captureLinks) resume() {
+	if c.resumed.Swap(true) {
+		return
+	}
+	c.mu.Lock()
+	ps := c.passive
+	c.mu.Unlock()
+	if ps != nil {
+		ps.t.progress.kick(ps)
+	}
+}
 
-// hold stops the passive readers and waits until ps's reader waits at the
-// hook, before it looks at its ring again.
+// hold stops the consumption of the passive links and waits until a
+// poller found ps stopped: no consumption of ps is under way from then on.
 func (c *captureLinks) hold(t *testing.T, ps *link) {
 	t.Helper()
 	c.stopped.Store(true)
@@ -70,15 +82,15 @@ func (c *captureLinks) hold(t *testing.T, ps *link) {
 
 func (c *captureLinks) links(t *testing.T) (active, passive *link) {
 	t.Helper()
-	// The readers start with the connection but may not have reached the
-	// hook yet when NewPair returns.
+	// The links join the readiness set with the connection, but a poller
+	// may not have looked at them yet when NewPair returns.
 	started := spinUntil(func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return c.active != nil && c.passive != nil
 	})
 	if !started {
-		t.Fatal("the links' readers did not start")
+		t.Fatal("no poller looked at the links")
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -21,6 +21,9 @@ import (
 //	reject   (either):  'J' pdLen u16 pd
 //	ready    (active):  'Y' caps u8
 //	segment  (either):  'M' id u32 size u64 + SCM_RIGHTS: a memfd (wtable.go)
+//	short    (passive): 'N' resource u8: the request cannot be served for
+//	                    lack of a resource (shortFDs: file descriptors,
+//	                    shortMemory: memory or mappings); then close
 //
 // caps says what the sender of the message can do with the receiver's
 // memory, as its probe found (process_vm_readv of the receiver's probe
@@ -34,6 +37,13 @@ const (
 	msgReject  = 'J'
 	msgReady   = 'Y'
 	msgSegment = 'M'
+	msgShort   = 'N'
+)
+
+// The resources of a short message.
+const (
+	shortFDs    = 1
+	shortMemory = 2
 )
 
 // The capability bits of accept and ready.
@@ -219,7 +229,13 @@ func recvMessage(fd int, buf []byte) ([]byte, []int, error) {
 		closeAll(fds)
 		return nil, nil, errEOF
 	}
-	if flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 {
+	if flags&unix.MSG_CTRUNC != 0 {
+		// The descriptors passed did not all fit: this process has none
+		// left (or the peer passed more than any message carries).
+		closeAll(fds)
+		return nil, nil, errNoDescriptors
+	}
+	if flags&unix.MSG_TRUNC != 0 {
 		closeAll(fds)
 		return nil, nil, errMessage
 	}
@@ -241,6 +257,10 @@ func peekMessageType(fd int) (byte, bool) {
 }
 
 var errEOF = errors.New("shm: the peer closed the connection")
+
+// errNoDescriptors: a setup message came without the descriptors it
+// passed, as when this process is out of them.
+var errNoDescriptors = errors.New("shm: out of file descriptors: a connection's descriptors could not be received")
 
 func closeAll(fds []int) {
 	for _, fd := range fds {

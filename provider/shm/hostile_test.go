@@ -813,10 +813,10 @@ func TestSplitRemote(t *testing.T) {
 }
 
 // TestPullSplit drives split pulls (against this process's own memory)
-// with a helper that never runs (the reader takes every part back, and
-// the jobs it took back pile up for the helper to drop later), then with
-// the helper running, then after it stopped with the link: every pull
-// places exactly the bytes asked for.
+// with a helper that never runs (the poller takes every part back, and
+// a job it took back waits for the helper to drop later), then with the
+// helper running, then after it stopped: every pull places exactly the
+// bytes asked for.
 func TestPullSplit(t *testing.T) {
 	if selfProbe() != nil {
 		t.Skip("process_vm_readv is not allowed here:", selfProbe())
@@ -827,9 +827,11 @@ func TestPullSplit(t *testing.T) {
 	for i := range src {
 		src[i] = byte(i*7 + i>>11)
 	}
-	l := &link{pid: os.Getpid(), done: make(chan struct{})}
-	idle := &pullHelper{req: make(chan pullJob, 1), done: make(chan error, 1)}
-	l.r.helper, l.r.share = idle, shareMax
+	cfg := DefaultConfig()
+	l := &link{pid: os.Getpid(), done: make(chan struct{}), t: &transport{progress: newProgress(&cfg)}}
+	idle := &pullHelper{req: make(chan pullJob, 1), stop: make(chan struct{})}
+	l.t.progress.helper = idle
+	l.r.split.done, l.r.split.share = make(chan error, 1), shareMax
 	rng := rand.New(rand.NewPCG(3, 4))
 	round := func(t *testing.T) {
 		t.Helper()
@@ -855,22 +857,22 @@ func TestPullSplit(t *testing.T) {
 		copy(want[c+10:], src[c:c+50])
 		copy(want[c+70:], src[c+50:total])
 		if !bytes.Equal(dst, want) {
-			t.Fatalf("pull of %d bytes (cuts %d, %d; Receive cut %d, share %d) placed the wrong bytes", total, a, b, c, l.r.share)
+			t.Fatalf("pull of %d bytes (cuts %d, %d; Receive cut %d, share %d) placed the wrong bytes", total, a, b, c, l.r.split.share)
 		}
 	}
 	for range 20 {
 		round(t)
 	}
-	if idle.seq != 20 || len(idle.req) != 1 || l.r.share != max(shareMax-20*shareStep, shareMin) {
-		t.Fatalf("%d jobs offered, %d waiting: the reader did not take them back", idle.seq, len(idle.req))
+	if l.r.split.seq != 20 || len(idle.req) != 1 || l.r.split.share != max(shareMax-20*shareStep, shareMin) {
+		t.Fatalf("%d jobs offered, %d waiting: the poller did not take them back", l.r.split.seq, len(idle.req))
 	}
-	l.wg.Add(1)
-	go l.pullLoop(idle) // the helper starts, with a job taken back waiting
+	ran := make(chan struct{})
+	go func() { idle.run(); close(ran) }() // the helper starts, with a job taken back waiting
 	for range 30 {
 		round(t)
 	}
-	close(l.done)
-	l.wg.Wait()
+	close(idle.stop)
+	<-ran
 	for range 5 {
 		round(t)
 	}

@@ -13,16 +13,16 @@ import (
 
 	"github.com/godirect/nd"
 	"github.com/godirect/nd/internal/engine"
+	"github.com/godirect/nd/internal/queue"
 	"github.com/godirect/nd/internal/shmring"
 )
 
 // link is one ND connection (engine.Link): a Unix socket for setup and
-// hang-up, a shared segment with a ring per direction, and three
-// goroutines: the watcher reads the socket, the reader consumes the
-// inbound ring, the writer fills the outbound ring when it is full (requests
-// that fit are written by the caller of Transmit directly); a fourth, the
-// pull helper, copies part of large Sends by rendezvous for the reader
-// (rx.go). Everything they share is guarded by mu.
+// hang-up, a shared segment with a ring per direction, and one goroutine,
+// the watcher, which reads the socket. The provider's readiness set
+// (progress.go) consumes the inbound ring; requests that fit are written
+// to the outbound ring by the caller of Transmit, and a writer goroutine
+// runs only while some wait for room (tx.go). See doc.go.
 type link struct {
 	t      *transport
 	conn   *net.UnixConn
@@ -38,8 +38,8 @@ type link struct {
 	peerProbeAddr uint64
 
 	tx     *shmring.Producer // guarded by mu
-	rx     *shmring.Consumer // reader only
-	rxData *shmring.Doorbell // the reader sleeps on it
+	rx     *shmring.Consumer // under rxMu
+	rxData *shmring.Doorbell // rung by the peer when armed; in the readiness set
 	txRoom *shmring.Doorbell // the writer sleeps on it
 
 	// The window tables (wtable.go): pub is the one this side publishes as
@@ -83,8 +83,9 @@ type link struct {
 	rvLastEnd   uint64 // and where its record ends in the outbound ring
 	jobs        []job
 	jobHead     int
-	unconf      fifo[sent] // requests sent, waiting for the peer's Ack
-	nextMsg     uint64     // number of the last outbound message
+	writing     bool             // the writer goroutine runs (it waits for room)
+	unconf      queue.FIFO[sent] // requests sent, waiting for the peer's Ack
+	nextMsg     uint64           // number of the last outbound message
 	txErr       error
 	readResps   int        // Read responses queued and not yet in the ring
 	maxResps    int        // the peer's read limit (ORD) as negotiated; -1: not yet known
@@ -94,23 +95,30 @@ type link struct {
 	copying     int        // direct copies in progress (Transmit)
 	cond        *sync.Cond // on mu: copying fell
 	watchdog    *time.Timer
-	wake        chan struct{} // the writer's wake-up
 	done        chan struct{} // closed by shutdown
 
-	wg sync.WaitGroup // watcher, reader, writer
+	wg sync.WaitGroup // watcher, writer
 
-	// The inbound ring is consumed by the reader or, while the application
-	// polls, by Poll: whoever holds rxMu. rxEnded: the reader ended, Poll
-	// must not touch the ring (the segment may be unmapped); rxStop: the
-	// link ended while consuming.
-	rxMu      sync.Mutex
-	rxEnded   bool
-	rxStop    bool
-	rxWaiting bool          // the reader sleeps (or is about to) on the data doorbell
-	r         readerState   // under rxMu
-	polled    atomic.Bool   // a Poll since the reader last looked: it stands down
-	rxKick    chan struct{} // wakes a reader that stood down
-	startedRx atomic.Bool   // the reader runs: Poll may consume
+	// The inbound ring is consumed by whoever holds rxMu: a poller of the
+	// provider's readiness set. rxEnded: the link left the set, nobody
+	// may touch the ring (the segment may be unmapped); rxStop: the link
+	// ended while consuming. armed: the ring's sleeping flag is set, the
+	// peer rings rxData at its next record (written under rxMu). ackHeld:
+	// an Ack is held back (r.unacked > 0; written under rxMu). Direct
+	// polls read both before they look whether the ring is empty.
+	rxMu    sync.Mutex
+	rxEnded bool
+	rxStop  bool
+	armed   atomic.Bool
+	ackHeld atomic.Bool
+	r       readerState // under rxMu
+
+	// The link's place in the readiness set (the progress's mu): its slot
+	// (-1: not in the set), its index in the hot list (-1: not hot), and
+	// rxData's descriptor as registered.
+	slot   int32
+	hotIdx int32
+	rxFd   int
 }
 
 // sent is an outbound request waiting for the peer's acknowledgment.
@@ -124,8 +132,7 @@ type sent struct {
 func newLink(t *transport, c *net.UnixConn, active bool, seg *segment, bells [numBells]*shmring.Doorbell) *link {
 	l := &link{
 		t: t, conn: c, active: active, seg: seg, bells: bells, spin: t.p.cfg.Spin,
-		wake: make(chan struct{}, 1), done: make(chan struct{}), maxResps: -1,
-		rxKick: make(chan struct{}, 1),
+		done: make(chan struct{}), maxResps: -1, slot: -1, hotIdx: -1, rxFd: -1,
 	}
 	if t.p.cfg.SendThreshold > 0 {
 		l.rvMin = t.p.cfg.SendThreshold
@@ -224,20 +231,23 @@ func (l *link) probeCaps() byte {
 	return caps
 }
 
-// Attach implements engine.Link: the reader and writer start.
+// Attach implements engine.Link: the link joins the provider's readiness
+// set, whose pollers consume its inbound ring from now on. If the set
+// cannot take it (the process ran out of descriptors), the connection
+// ends with ErrInsufficientResources.
 func (l *link) Attach(ep *engine.Endpoint) {
 	l.ep.Store(ep)
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.closing || l.started {
+		l.mu.Unlock()
 		return
 	}
 	l.started = true
-	l.startedRx.Store(true)
-	l.wg.Add(2)
-	go l.readLoop()
-	go l.writeLoop()
 	l.armWatchdogLocked()
+	l.mu.Unlock()
+	if err := l.t.progress.add(l); err != nil {
+		l.shutdown(nd.ErrInsufficientResources, true)
+	}
 }
 
 // startWatcher starts the goroutine that reads the socket.
@@ -265,6 +275,12 @@ func (l *link) watch() {
 			(*h)(l)
 		}
 		msg, fds, err := readMessage(l.conn, buf, &l.sockRx)
+		if err == errNoDescriptors && l.isStarted() {
+			// A segment message whose memfd this process had no
+			// descriptor left for: the connection goes on without that
+			// mapping (copies into it take process_vm_* instead).
+			continue
+		}
 		if err != nil {
 			break
 		}
@@ -299,6 +315,10 @@ func (l *link) watch() {
 			l.rvOut = msg[1]&capSend != 0 && l.rvMin > 0
 			l.mu.Unlock()
 			events.Ready()
+		case msg[0] == msgShort && l.active && len(msg) == 2:
+			// The passive side lacks descriptors or memory for us.
+			l.shutdown(nd.ErrInsufficientResources, true)
+			return
 		case msg[0] == msgReject:
 			pd, err := parseReject(msg)
 			if err != nil {
@@ -320,21 +340,28 @@ func (l *link) watch() {
 		return
 	}
 	if started {
-		// The reader delivers what the peer published before it went
-		// (a Terminate record among it), then ends the connection.
+		// The readiness set delivers what the peer published before it
+		// went (a Terminate record among it), then ends the connection.
 		l.peerGone.Store(true)
-		l.rxData.Ring()
-		l.kickReader()
+		l.t.progress.kick(l)
 		return
 	}
 	l.shutdown(nd.ErrConnectionAborted, true)
+}
+
+// isStarted reports whether the link's endpoint is attached (the setup is
+// over: only segment messages may come).
+func (l *link) isStarted() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.started
 }
 
 // Close implements engine.Link.
 func (l *link) Close(status nd.Status) { l.shutdown(status, false) }
 
 // CloseInbound implements engine.InboundCloser: the engine refused the
-// inbound Send that the reader (or a Poll) is handing it, l.r.msg (no
+// inbound Send that a poller of the readiness set is handing it, l.r.msg (no
 // Receive, a Receive too small, a window it cannot invalidate). A
 // Terminate record names it, and the peer's Send completes with
 // ErrRemoteError. It runs on the goroutine that holds rxMu.
@@ -346,8 +373,9 @@ func (l *link) shutdown(status nd.Status, notify bool) { l.shutdownTerm(status, 
 
 // shutdownTerm ends the link once: a Terminate record naming termMsg goes
 // out first if termMsg is not 0 (when the ring has room), the socket
-// closes (the peer notices the hang-up), the reader and writer stop, and
-// then cleanup completes what the link still owns and unmaps the segment.
+// closes (the peer notices the hang-up), the watcher and writer stop, and
+// then cleanup takes the link out of the readiness set, completes what it
+// still owns and unmaps the segment.
 // notify reports the end to the engine (when the peer or a failure ended
 // it rather than the engine's Close).
 func (l *link) shutdownTerm(status nd.Status, termMsg uint64, termSt nd.Status, notify bool) {
@@ -373,7 +401,6 @@ func (l *link) shutdownTerm(status nd.Status, termMsg uint64, termSt nd.Status, 
 	l.mu.Unlock()
 	close(l.done)
 	l.conn.Close()
-	l.rxData.Close()
 	l.txRoom.Close()
 	go func() {
 		l.wg.Wait()
@@ -387,13 +414,21 @@ func (l *link) shutdownTerm(status nd.Status, termMsg uint64, termSt nd.Status, 
 // cleanup completes every request the link still owns, once nothing else
 // runs, and releases the segment and descriptors.
 func (l *link) cleanup() {
+	l.t.progress.remove(l)
+	// Whatever is left in the inbound ring will never be handled: the
+	// peer's cleanup waits for that to hand back Sends by rendezvous
+	// (waitUnread).
+	l.rxMu.Lock()
+	l.rxEnded = true
+	l.rx.Abandon()
+	l.rxMu.Unlock()
 	l.mu.Lock()
 	for l.copying > 0 {
 		l.cond.Wait()
 	}
 	var pending []sent
-	for l.unconf.len() > 0 {
-		pending = append(pending, l.unconf.pop())
+	for l.unconf.Len() > 0 {
+		pending = append(pending, l.unconf.Pop())
 	}
 	l.jobs, l.jobHead = nil, 0
 	st := nd.ErrCanceled
@@ -477,7 +512,7 @@ func (l *link) armWatchdogLocked() {
 	l.watchdog = time.AfterFunc(l.t.p.cfg.ResponseTimeout, func() {
 		progress := l.rxSeen.Swap(false)
 		l.mu.Lock()
-		waiting := l.unconf.len() > 0
+		waiting := l.unconf.Len() > 0
 		if l.closing {
 			l.mu.Unlock()
 			return
@@ -490,35 +525,4 @@ func (l *link) armWatchdogLocked() {
 		l.mu.Unlock()
 		l.shutdown(nd.ErrIOTimeout, true)
 	})
-}
-
-// fifo is a growable ring of values; it allocates only to grow.
-type fifo[T any] struct {
-	buf        []T
-	head, size int
-}
-
-func (f *fifo[T]) len() int { return f.size }
-
-func (f *fifo[T]) push(v T) {
-	if f.size == len(f.buf) {
-		nb := make([]T, max(16, 2*len(f.buf)))
-		for i := range f.size {
-			nb[i] = f.buf[(f.head+i)%len(f.buf)]
-		}
-		f.buf, f.head = nb, 0
-	}
-	f.buf[(f.head+f.size)%len(f.buf)] = v
-	f.size++
-}
-
-func (f *fifo[T]) at(i int) *T { return &f.buf[(f.head+i)%len(f.buf)] }
-
-func (f *fifo[T]) pop() T {
-	var zero T
-	v := f.buf[f.head]
-	f.buf[f.head] = zero
-	f.head = (f.head + 1) % len(f.buf)
-	f.size--
-	return v
 }

@@ -1,23 +1,3 @@
-// Package shm is godirect's transport between OS processes on the same
-// host: ND connections over shared memory.
-//
-// A listener is an abstract Unix domain socket whose name encodes the ND
-// address, protocol and port; connecting passes the connection's shared
-// segment (a sealed memfd) and its doorbells (eventfds) with SCM_RIGHTS, so
-// nothing is left in the file system when a process dies. Frames and Send
-// payloads travel through two single-producer / single-consumer rings in the
-// segment (internal/shmring); a large Send (Config.SendThreshold) puts only
-// a descriptor of its buffers in the ring and the receiver copies the
-// payload into its Receive with process_vm_readv, where the kernel allows
-// it. RDMA Reads and Writes move their payload with one copy made by the
-// initiator alone, checked against a window table the target publishes in
-// the segment: a plain copy() into the target's memory when it lies in a
-// segment from AllocateMemory, process_vm_readv / process_vm_writev against
-// ordinary memory where the kernel allows it, and through the rings (the
-// target's engine deciding) otherwise. The Unix socket stays open for the
-// connection's life: its hang-up is how a peer's death is noticed.
-//
-// docs/shm-transport.md describes the design in full.
 package shm
 
 import (

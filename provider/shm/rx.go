@@ -4,7 +4,6 @@ package shm
 
 import (
 	"sync/atomic"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -14,8 +13,8 @@ import (
 )
 
 // readerState is what the consumer of the inbound ring keeps between
-// records: the reader or Poll, under rxMu (and cleanup, after the reader
-// ended).
+// records: a poller of the readiness set, under rxMu (and cleanup, after
+// the link left the set).
 type readerState struct {
 	msg       uint64 // the last inbound message started
 	doneUpTo  uint64 // the last inbound message handled
@@ -31,149 +30,150 @@ type readerState struct {
 	liov      [1]unix.Iovec
 	liovs     [maxIovs]unix.Iovec       // a rendezvous Receive's buffers
 	rvBytes   int                       // bytes pulled by rendezvous since the last Ack
-	helper    *pullHelper               // started by the first split pull
-	share     int                       // the helper's share of a split pull, in 1/256
+	split     pullSplit                 // the split pulls' state (the provider's helper)
 	remoteB   [maxIovs]unix.RemoteIovec // the helper's part of the peer's buffers
 	mapped    [maxIovs][]byte           // a sendRVSeg's bytes in our mappings
 	done      []sent                    // acknowledged requests, to complete outside mu
 	prompt    bool                      // a message handled since the last Ack wants it at once
-	idlePolls int                       // Polls that found the ring empty since the last record
+	idle      int                       // passes that found the ring empty since the last record
 }
 
-// testHookReader, if set, is called by every reader before it looks at its
-// ring (tests stop a target's reader with it).
-var testHookReader atomic.Pointer[func(*link)]
+// testHookReader, if set, is called by every poller before it consumes a
+// link's ring; true leaves the ring alone this time (tests stop a target's
+// consumer with it).
+var testHookReader atomic.Pointer[func(*link) bool]
 
-// ackEvery bounds the inbound messages handled before an Ack goes out even
-// while records keep arriving.
-const ackEvery = 16
-
-// receiveNowMax bounds the Sends that the engine places under its lock
-// (Endpoint.ReceiveNow).
-const receiveNowMax = 4 << 10
-
-// ackIdlePolls is how many Polls in a row must find the inbound ring empty
-// before the Ack held for quiet Sends goes out (consumeLocked).
-const ackIdlePolls = 32
-
-// ackBytes bounds the bytes pulled by rendezvous before an Ack goes out
-// even while records keep arriving, so that the Sends of huge messages do
-// not wait for ackEvery of them. It is large: every Ack may wake the peer,
-// and on two busy cores such wake-ups cost more than the copies between.
-const ackBytes = 16 << 20
-
-// readLoop consumes the inbound ring when the application does not poll
-// it (Poll). It validates every record (the peer may be hostile: a corrupt
-// ring or a malformed record ends the connection, nothing else) and hands
-// its contents to the engine.
-func (l *link) readLoop() {
-	defer l.wg.Done()
-	defer func() {
-		// Whatever is left in the ring will never be handled: the peer's
-		// cleanup waits for that to hand back Sends by rendezvous
-		// (waitUnread). Poll stops here too: the segment may go.
-		l.rxMu.Lock()
-		l.rxEnded = true
-		l.rx.Abandon()
+// pollRx consumes l's inbound ring in direct mode: an application poll
+// (app), or the progress goroutine, found few links in the set. It never
+// arms the link, and disarms it if the progress goroutine had. It reports
+// whether it handled records.
+func (l *link) pollRx(app bool) bool {
+	if !l.armed.Load() && !l.ackHeld.Load() && !l.peerGone.Load() && l.rxMu.TryLock() {
+		// The ring is mapped while rxEnded is false under rxMu.
+		idle := !l.rxEnded && !l.rx.Unconsumed()
 		l.rxMu.Unlock()
-	}()
-	ep := l.ep.Load()
-	drained := false
-	standDown := time.NewTimer(time.Hour)
-	standDown.Stop()
-	for {
-		if h := testHookReader.Load(); h != nil {
-			(*h)(l)
-		}
-		l.rxMu.Lock()
-		n, ok := l.consumeLocked(ep, false)
-		l.rxMu.Unlock()
-		if !ok {
-			return
-		}
-		if n > 0 {
-			continue
-		}
-		if l.peerGone.Load() {
-			// The peer published everything it will before the hang-up
-			// was seen: look once more, then end.
-			if drained {
-				l.shutdown(nd.ErrCanceled, true)
-				return
-			}
-			drained = true
-			continue
-		}
-		if l.closed.Load() {
-			return
-		}
-		if l.polled.Swap(false) {
-			// The application polls: it moves the ring itself. Look
-			// again after a while, or at once when it stops (Watch).
-			standDown.Reset(standDownPeriod)
-			select {
-			case <-standDown.C:
-			case <-l.rxKick:
-				standDown.Stop()
-				// Watch: the application stopped polling. Its last
-				// Poll (Notify makes one) is no sign that it polls on.
-				l.polled.Store(false)
-			case <-l.done:
-				standDown.Stop()
-			}
-			continue
-		}
-		if !l.wait() {
-			return
+		if idle {
+			return false
 		}
 	}
+	moved, _ := l.serveHot(app, -1)
+	return moved
 }
 
-// wait sleeps until the inbound ring holds records (or the link ends:
-// false). Meanwhile a Poll sends its Acks at once: none waits for a reader
-// that sleeps.
-func (l *link) wait() bool {
-	l.rxMu.Lock()
-	l.rxWaiting = true
-	l.flushAck() // held by a Poll since this reader looked
-	l.rxMu.Unlock()
-	err := l.rx.Wait(l.rxData, l.spin)
-	l.rxMu.Lock()
-	l.rxWaiting = false
-	l.rxMu.Unlock()
-	return err == nil
+// serveHot consumes l's inbound ring for a pass of the readiness set. It
+// reports whether it handled records, and whether l stays hot: false when
+// the link ended, or when it was found empty for armAfter passes in a row
+// (armAfter < 0: never) and is now armed. A link another poller is
+// consuming stays hot.
+func (l *link) serveHot(app bool, armAfter int) (moved, hot bool) {
+	if h := testHookReader.Load(); h != nil && (*h)(l) {
+		return false, true
+	}
+	if !l.rxMu.TryLock() {
+		return false, true
+	}
+	defer l.rxMu.Unlock()
+	if l.rxEnded || l.rxStop {
+		return false, false
+	}
+	if l.armed.Load() {
+		l.rx.Disarm()
+		l.armed.Store(false)
+	}
+	// The peer published everything it will before the hang-up was seen:
+	// once the ring is empty after that, the connection ends.
+	gone := l.peerGone.Load()
+	n, ok := l.consumeLocked(l.ep.Load(), app)
+	if !ok {
+		return n > 0, false
+	}
+	if n > 0 {
+		l.r.idle = 0
+		return true, true
+	}
+	if gone {
+		l.rxStop = true
+		l.shutdown(nd.ErrCanceled, true)
+		return false, false
+	}
+	l.r.idle++
+	if l.r.unacked > 0 && l.r.idle >= ackIdlePolls {
+		l.flushAck() // held back (consumeLocked)
+	}
+	if armAfter >= 0 && l.r.idle >= armAfter {
+		return false, !l.armLocked()
+	}
+	return false, true
 }
 
-// standDownPeriod is how long the reader leaves the ring to an application
-// that polls before it looks whether the application still does.
-const standDownPeriod = 200 * time.Microsecond
+// armRx arms l before the progress goroutine blocks: it reports false when
+// records arrived meanwhile or another poller holds the ring (the
+// goroutine must not block), true when the link is armed or ended.
+func (l *link) armRx() bool {
+	if h := testHookReader.Load(); h != nil && (*h)(l) {
+		return false
+	}
+	if !l.rxMu.TryLock() {
+		return false
+	}
+	defer l.rxMu.Unlock()
+	if l.rxEnded || l.rxStop {
+		return true
+	}
+	if l.peerGone.Load() {
+		return false
+	}
+	return l.armLocked()
+}
+
+// armLocked asks the peer to ring rxData at its next record, after the
+// Acks held back went out (nobody looks at the ring until then). It
+// reports false, disarmed, when a record is there already. rxMu held.
+func (l *link) armLocked() bool {
+	l.flushAck()
+	if l.armed.Load() {
+		return true
+	}
+	if l.rx.Arm() {
+		l.rx.Disarm()
+		return false
+	}
+	l.armed.Store(true)
+	return true
+}
 
 // consumeLocked handles the records the inbound ring holds and acknowledges
 // them once the ring is empty (or every ackEvery messages). It returns the
 // records handled, and false when the link ended. Called with rxMu held.
 //
-// For a Poll (poll) the Ack of quiet Sends only (silent requests, whose
-// sender does not wait for it) is held back, unless the reader sleeps: the
+// For an application's poll (app) the Ack of quiet Sends only (silent
+// requests, whose sender does not wait for it) is held back: the
 // application answers what came first, and the Ack goes once the ring
-// stayed empty for ackIdlePolls Polls, with a later Ack, or from the
-// reader, which sends it within standDownPeriod when the application stops
+// stayed empty for ackIdlePolls passes, with a later Ack, when the link is
+// armed, or from the progress goroutine when the application stops
 // polling.
-func (l *link) consumeLocked(ep *engine.Endpoint, poll bool) (int, bool) {
+func (l *link) consumeLocked(ep *engine.Endpoint, app bool) (int, bool) {
 	if l.rxEnded || l.rxStop {
 		return 0, false
 	}
-	n, ok := l.consumeRecordsLocked(ep, poll)
+	n, ok := l.consumeRecordsLocked(ep, app)
 	if n > 0 && !l.rxSeen.Load() {
 		l.rxSeen.Store(true)
+	}
+	if held := l.r.unacked > 0; held != l.ackHeld.Load() {
+		l.ackHeld.Store(held)
 	}
 	return n, ok
 }
 
 // consumeRecordsLocked is consumeLocked's loop: it returns the records it
-// looked at (handled, or refused last) and false when the link ended.
-func (l *link) consumeRecordsLocked(ep *engine.Endpoint, poll bool) (int, bool) {
+// looked at (handled, or refused last) and false when the link ended. It
+// stops after recordsPerPass records: one busy (or hostile) peer must not
+// keep the readiness set's poller from the other links; the link stays
+// hot and the next pass goes on.
+func (l *link) consumeRecordsLocked(ep *engine.Endpoint, app bool) (int, bool) {
 	n := 0
-	for {
+	for n < recordsPerPass {
 		rec, ok, err := l.rx.Next()
 		if err != nil {
 			l.rxStop = true
@@ -182,7 +182,7 @@ func (l *link) consumeRecordsLocked(ep *engine.Endpoint, poll bool) (int, bool) 
 		}
 		if !ok {
 			l.rx.Publish() // a pad record skipped
-			if !poll || l.rxWaiting || l.r.prompt {
+			if !app || l.r.prompt {
 				l.flushAck()
 			}
 			return n, true
@@ -201,47 +201,7 @@ func (l *link) consumeRecordsLocked(ep *engine.Endpoint, poll bool) (int, bool) 
 			l.flushAck()
 		}
 	}
-}
-
-// Poll implements engine.Poller: the application's GetResults or Notify
-// handles what the inbound ring holds, when the reader is not at it.
-// While a test stops readers (testHookReader), Poll leaves the ring to
-// them.
-func (l *link) Poll() bool {
-	if !l.polled.Load() {
-		l.polled.Store(true) // once per look of the reader, not per Poll
-	}
-	if testHookReader.Load() != nil || !l.startedRx.Load() || !l.rxMu.TryLock() {
-		return false
-	}
-	// Under rxMu: once the reader ended the segment may be unmapped.
-	n := 0
-	if !l.rxEnded {
-		if l.rx.Unconsumed() {
-			l.r.idlePolls = 0
-			var ok bool
-			n, ok = l.consumeLocked(l.ep.Load(), true)
-			if !ok {
-				l.kickReader()
-			}
-		} else if l.r.unacked > 0 {
-			if l.r.idlePolls++; l.r.idlePolls >= ackIdlePolls {
-				l.flushAck() // held back (consumeLocked)
-			}
-		}
-	}
-	l.rxMu.Unlock()
-	return n > 0
-}
-
-// Watch implements engine.Poller: the reader watches the ring again.
-func (l *link) Watch() { l.kickReader() }
-
-func (l *link) kickReader() {
-	select {
-	case l.rxKick <- struct{}{}:
-	default:
-	}
+	return n, true
 }
 
 // flushAck acknowledges the messages handled since the last Ack. Called
@@ -251,6 +211,9 @@ func (l *link) flushAck() {
 		return
 	}
 	l.r.unacked, l.r.rvBytes, l.r.prompt = 0, 0, false
+	if l.ackHeld.Load() {
+		l.ackHeld.Store(false)
+	}
 	l.mu.Lock()
 	l.queueAckLocked(l.r.doneUpTo)
 	l.mu.Unlock()
@@ -321,10 +284,6 @@ func overlaps(a, b []byte) bool {
 	pa, pb := addrOf(a), addrOf(b)
 	return pa < pb+uint64(len(b)) && pb < pa+uint64(len(a))
 }
-
-// maxSnapKept bounds the bytes of snapshot buffers kept for reuse per
-// ring byte.
-const maxSnapKept = 4
 
 // snapBufLocked returns an n-byte snapshot buffer, reusing a free one.
 func (l *link) snapBufLocked(n int) []byte {
@@ -635,8 +594,8 @@ func (l *link) completeSend(ep *engine.Endpoint) bool {
 func (l *link) readData(msg uint64, data []byte) bool {
 	l.mu.Lock()
 	var e *sent
-	for i := range l.unconf.len() {
-		if x := l.unconf.at(i); x.msg == msg {
+	for i := range l.unconf.Len() {
+		if x := l.unconf.At(i); x.msg == msg {
 			e = x
 			break
 		}
@@ -662,13 +621,13 @@ func (l *link) ack(ep *engine.Endpoint, upTo uint64) bool {
 		return l.protocolError()
 	}
 	done := l.r.done[:0]
-	for l.unconf.len() > 0 && l.unconf.at(0).msg <= upTo {
-		e := l.unconf.at(0)
+	for l.unconf.Len() > 0 && l.unconf.At(0).msg <= upTo {
+		e := l.unconf.At(0)
 		if e.wr.Op == engine.OpRead && !l.pvmOut && e.placed != e.wr.Length {
 			l.mu.Unlock()
 			return l.protocolError()
 		}
-		done = append(done, l.unconf.pop())
+		done = append(done, l.unconf.Pop())
 	}
 	l.mu.Unlock()
 	for _, e := range done {
@@ -692,9 +651,9 @@ func (l *link) term(ep *engine.Endpoint, msg uint64, st nd.Status) bool {
 	}
 	l.mu.Lock()
 	var e sent
-	found := l.unconf.len() > 0 && l.unconf.at(0).msg == msg
+	found := l.unconf.Len() > 0 && l.unconf.At(0).msg == msg
 	if found {
-		e = l.unconf.pop()
+		e = l.unconf.Pop()
 	}
 	l.mu.Unlock()
 	if !found {
@@ -707,46 +666,87 @@ func (l *link) term(ep *engine.Endpoint, msg uint64, st nd.Status) bool {
 	return false
 }
 
-// A large pull is split between the reader and the link's pull helper
-// goroutine, each copying its part of the Send with process_vm_readv at
-// once, on two cores: one core's process_vm_readv (it pins and copies page
-// by page) runs well below what the memory allows. The helper may be slow
-// to wake (tens of µs on a busy two-core VM), so the reader never waits
-// for a helper that has not started: once done with its own part, it takes
-// the helper's part back and copies it too if the helper has not claimed
-// it yet. And the helper's share adapts: after each split pull, a helper
-// that was done before the reader gets a larger share next time, one that
-// was still copying or had not started a smaller one, within bounds (1/16
-// to 1/2 of the bytes).
-const (
-	splitMin   = 512 << 10 // the smallest pull split
-	shareMin   = 16        // the helper's share in 1/256 of the bytes
-	shareMax   = 128
-	shareStep  = 4
-	shareStart = 64
-)
+// A large pull is split between the poller that handles the Send and the
+// provider's pull helper goroutine, each copying its part with
+// process_vm_readv at once, on two cores: one core's process_vm_readv (it
+// pins and copies page by page) runs well below what the memory allows.
+// The helper may be slow to wake (tens of µs on a busy two-core VM), or
+// busy with another link's pull, so the poller never waits for a helper
+// that has not started: once done with its own part, it takes the
+// helper's part back and copies it too if the helper has not claimed it
+// yet. And the helper's share adapts per link: after each split pull, a
+// helper that was done before the poller gets a larger share next time,
+// one that was still copying or had not started a smaller one, within
+// bounds (shareMin to shareMax, tuning.go).
 
 // pullHelper is the goroutine that copies part of a large pull while the
-// reader copies the rest.
+// poller copies the rest. It serves every link of the provider, one job at
+// a time, until the readiness set empties (stop).
 type pullHelper struct {
 	req  chan pullJob
-	done chan error // the answer to every job the helper claimed
+	stop chan struct{}
+	liov [maxIovs]unix.Iovec
+}
+
+// pullSplit is a link's side of its split pulls (the poller's, under
+// rxMu, except claim).
+type pullSplit struct {
+	done chan error // the helper's answer to every job it claimed
 	// The current job's number times 4, plus 0 while it is open, 1 once
-	// the helper claimed it, 2 once the reader took it back. A job the
-	// reader took back may still come out of req later: its number no
-	// longer matches, and the helper drops it.
+	// the helper claimed it, 2 once the poller took it back. A job the
+	// poller took back may still come out of the helper's queue later: its
+	// number no longer matches, and the helper drops it.
 	claim atomic.Uint64
-	seq   uint64 // the reader's: the last job's number
-	liov  [maxIovs]unix.Iovec
+	seq   uint64 // the last job's number
+	share int    // the helper's share of the next split pull, in 1/256
 }
 
 // pullJob is the helper's part of a pull: n bytes of the peer's buffers
-// remote into sgl from byte off on.
+// remote into sgl from byte off on, by process pid.
 type pullJob struct {
+	split  *pullSplit
 	seq    uint64
+	pid    int
 	sgl    []nd.SGE
 	off, n int
 	remote []unix.RemoteIovec
+}
+
+// pullHelper returns the provider's pull helper, starting it if needed.
+func (p *progress) pullHelper() *pullHelper {
+	p.helperMu.Lock()
+	defer p.helperMu.Unlock()
+	if p.helper == nil {
+		p.helper = &pullHelper{req: make(chan pullJob, 1), stop: make(chan struct{})}
+		go p.helper.run()
+	}
+	return p.helper
+}
+
+// stopHelper ends the pull helper, if it runs. A job it has not claimed
+// yet is taken back by its poller.
+func (p *progress) stopHelper() {
+	p.helperMu.Lock()
+	defer p.helperMu.Unlock()
+	if p.helper != nil {
+		close(p.helper.stop)
+		p.helper = nil
+	}
+}
+
+// run copies the jobs handed to the helper that their poller has not taken
+// back, until stop.
+func (h *pullHelper) run() {
+	for {
+		select {
+		case j := <-h.req:
+			if j.split.claim.CompareAndSwap(j.seq*4, j.seq*4+1) {
+				j.split.done <- pvmPull(j.pid, j.sgl, j.off, j.n, j.remote, &h.liov)
+			}
+		case <-h.stop:
+			return
+		}
+	}
 }
 
 // pull reads total bytes of the peer's buffers remote into the Receive's
@@ -756,58 +756,39 @@ func (l *link) pull(sgl []nd.SGE, total int, remote []unix.RemoteIovec) error {
 	if total < splitMin {
 		return pvmPull(l.pid, sgl, 0, total, remote, &l.r.liovs)
 	}
-	h := l.r.helper
-	if h == nil {
-		h = &pullHelper{req: make(chan pullJob, 1), done: make(chan error, 1)}
-		l.r.helper, l.r.share = h, shareStart
-		l.wg.Add(1) // the reader counts: never from zero
-		go l.pullLoop(h)
+	sp := &l.r.split
+	if sp.done == nil {
+		sp.done, sp.share = make(chan error, 1), shareStart
 	}
-	theirs := total / 256 * l.r.share &^ 4095
+	h := l.t.progress.pullHelper()
+	theirs := total / 256 * sp.share &^ 4095
 	mine := total - theirs
 	first, second := splitRemote(remote, mine, &l.r.remoteB)
+	sp.seq++
+	sp.claim.Store(sp.seq * 4)
 	select {
-	case <-h.req: // an earlier job the reader took back
-	default:
+	case h.req <- pullJob{split: sp, seq: sp.seq, pid: l.pid, sgl: sgl, off: mine, n: theirs, remote: second}:
+	default: // the helper has another job waiting: it will not get to this one
 	}
-	h.seq++
-	h.claim.Store(h.seq * 4)
-	h.req <- pullJob{seq: h.seq, sgl: sgl, off: mine, n: theirs, remote: second}
 	err := pvmPull(l.pid, sgl, 0, mine, first, &l.r.liovs)
 	var herr error
-	if h.claim.CompareAndSwap(h.seq*4, h.seq*4+2) {
+	if sp.claim.CompareAndSwap(sp.seq*4, sp.seq*4+2) {
 		// Not started: copy it here (the helper will skip it).
 		herr = pvmPull(l.pid, sgl, mine, theirs, second, &l.r.liovs)
-		l.r.share = max(l.r.share-shareStep, shareMin)
+		sp.share = max(sp.share-shareStep, shareMin)
 	} else {
 		select {
-		case herr = <-h.done:
-			l.r.share = min(l.r.share+shareStep, shareMax)
+		case herr = <-sp.done:
+			sp.share = min(sp.share+shareStep, shareMax)
 		default:
-			l.r.share = max(l.r.share-shareStep, shareMin)
-			herr = <-h.done // it claimed the job: it answers
+			sp.share = max(sp.share-shareStep, shareMin)
+			herr = <-sp.done // it claimed the job: it answers
 		}
 	}
 	if err == nil {
 		err = herr
 	}
 	return err
-}
-
-// pullLoop is the pull helper: it copies the jobs the reader hands it and
-// has not taken back, until the link ends.
-func (l *link) pullLoop(h *pullHelper) {
-	defer l.wg.Done()
-	for {
-		select {
-		case j := <-h.req:
-			if h.claim.CompareAndSwap(j.seq*4, j.seq*4+1) {
-				h.done <- pvmPull(l.pid, j.sgl, j.off, j.n, j.remote, &h.liov)
-			}
-		case <-l.done:
-			return
-		}
-	}
 }
 
 // splitRemote cuts the buffer list remote after n bytes (less than its

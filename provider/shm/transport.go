@@ -21,6 +21,7 @@ import (
 	"github.com/godirect/nd"
 	"github.com/godirect/nd/internal/engine"
 	"github.com/godirect/nd/internal/shmring"
+	"golang.org/x/sys/unix"
 )
 
 // transport implements engine.Transport for every adapter of a Provider.
@@ -44,12 +45,15 @@ type transport struct {
 	// as a descriptor, and pulled from the peer.
 	rvSent, rvPulled atomic.Uint64
 	rvMapped         atomic.Uint64 // Sends by rendezvous copied through a mapped segment
+
+	progress *progress // the readiness set of every link (progress.go)
 }
 
 func newTransport(p *Provider) *transport {
 	return &transport{
 		p: p, listeners: make(map[*engine.Listener]*portListener),
 		present: make(map[netip.Addr]*net.UnixConn), id: rand.Uint64(),
+		progress: newProgress(&p.cfg),
 	}
 }
 
@@ -182,18 +186,61 @@ func (t *transport) Unlisten(l *engine.Listener) {
 
 // serve accepts connections until the listener closes; each runs the
 // passive side of the setup in its own goroutine.
+//
+// Out of descriptors, it answers the waiting connection that it cannot
+// serve it (short), through a descriptor it keeps spare for that, so that
+// the peer's Connect fails at once with ND_INSUFFICIENT_RESOURCES; without
+// a spare it waits a little before it tries again.
 func (pl *portListener) serve() {
 	defer pl.wg.Done()
+	spare, _ := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	defer func() {
+		if spare >= 0 {
+			unix.Close(spare)
+		}
+	}()
 	for {
 		c, err := pl.ln.AcceptUnix()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
+		if err == nil {
+			go pl.t.passive(pl, c)
 			continue
 		}
-		go pl.t.passive(pl, c)
+		if errors.Is(err, net.ErrClosed) {
+			return
+		}
+		if !errors.Is(err, unix.EMFILE) && !errors.Is(err, unix.ENFILE) {
+			continue
+		}
+		if spare < 0 {
+			time.Sleep(acceptBackoff)
+			spare, _ = unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			continue
+		}
+		unix.Close(spare)
+		if c, err := pl.ln.AcceptUnix(); err == nil {
+			c.SetWriteDeadline(time.Now().Add(pl.t.p.cfg.HandshakeTimeout))
+			c.Write([]byte{msgShort, shortFDs})
+			c.Close()
+		}
+		spare, _ = unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	}
+}
+
+// answerShort tells the active side of c that this side lacks the resource
+// named by err to serve its request, and closes c.
+func answerShort(c *net.UnixConn, err error) {
+	what := byte(shortFDs)
+	if errors.Is(err, unix.ENOMEM) || errors.Is(err, unix.EAGAIN) {
+		what = shortMemory
+	}
+	c.Write([]byte{msgShort, what})
+	c.Close()
+}
+
+// short reports whether err is a lack of descriptors or memory.
+func short(err error) bool {
+	return errors.Is(err, errNoDescriptors) || errors.Is(err, unix.EMFILE) ||
+		errors.Is(err, unix.ENFILE) || errors.Is(err, unix.ENOMEM)
 }
 
 // passive reads the connection request on c, maps the segment it passes,
@@ -203,6 +250,10 @@ func (t *transport) passive(pl *portListener, c *net.UnixConn) {
 	buf := make([]byte, maxMessage)
 	msg, fds, err := readMessage(c, buf, nil)
 	if err != nil {
+		if short(err) {
+			answerShort(c, err)
+			return
+		}
 		c.Close()
 		return
 	}
@@ -218,12 +269,16 @@ func (t *transport) passive(pl *portListener, c *net.UnixConn) {
 	closeAll(fds[:1])
 	if err != nil {
 		closeAll(fds[1:])
+		if short(err) {
+			answerShort(c, err)
+			return
+		}
 		c.Close()
 		return
 	}
 	var bells [numBells]*shmring.Doorbell
 	for i := range bells {
-		bells[i], err = shmring.DoorbellFromFD(fds[1+i])
+		bells[i], err = bellFromFD(i, fds[1+i])
 		if err != nil {
 			for j := range bells[:i] {
 				bells[j].Close()
@@ -284,6 +339,8 @@ func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engi
 			return nil, &nd.OpError{Op: "Connect", Status: nd.ErrAddressAlreadyAssociated, Err: err}
 		case errors.Is(err, syscall.ECONNREFUSED) && !t.served(d.Remote.Addr().Unmap()):
 			return nil, &nd.OpError{Op: "Connect", Status: nd.ErrBadNetworkName, Err: err}
+		case short(err):
+			return nil, &nd.OpError{Op: "Connect", Status: nd.ErrInsufficientResources, Err: resourceError("socket", unwrapErrno(err))}
 		default:
 			return nil, &nd.OpError{Op: "Connect", Status: nd.ErrConnectionRefused, Err: err}
 		}
@@ -294,18 +351,18 @@ func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engi
 	seg, memfd, err := newSegment(t.p.cfg.RingSize)
 	if err != nil {
 		c.Close()
-		return nil, &nd.OpError{Op: "Connect", Status: nd.ErrInsufficientResources, Err: err}
+		return nil, &nd.OpError{Op: "Connect", Status: nd.ErrInsufficientResources, Err: resourceError("shared segment", unwrapErrno(err))}
 	}
 	var bells [numBells]*shmring.Doorbell
 	for i := range bells {
-		if bells[i], err = shmring.NewDoorbell(); err != nil {
+		if bells[i], err = newBell(i); err != nil {
 			for j := range bells[:i] {
 				bells[j].Close()
 			}
 			closeAll([]int{memfd})
 			seg.unmap()
 			c.Close()
-			return nil, &nd.OpError{Op: "Connect", Status: nd.ErrInsufficientResources, Err: err}
+			return nil, &nd.OpError{Op: "Connect", Status: nd.ErrInsufficientResources, Err: resourceError("eventfd", unwrapErrno(err))}
 		}
 	}
 	l := newLink(t, c, true, seg, bells)
@@ -329,4 +386,32 @@ func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engi
 	}
 	l.startWatcher()
 	return l, nil
+}
+
+// newBell creates doorbell i of a connection (handshake.go's order): the
+// data doorbells are raw, watched by the readiness sets of both sides
+// rather than by the Go runtime; the room doorbells are waited on by the
+// writer goroutines.
+func newBell(i int) (*shmring.Doorbell, error) {
+	if i == bellA2PData || i == bellP2AData {
+		return shmring.NewRawDoorbell()
+	}
+	return shmring.NewDoorbell()
+}
+
+// bellFromFD is newBell for a doorbell the peer passed.
+func bellFromFD(i, fd int) (*shmring.Doorbell, error) {
+	if i == bellA2PData || i == bellP2AData {
+		return shmring.RawDoorbellFromFD(fd)
+	}
+	return shmring.DoorbellFromFD(fd)
+}
+
+// unwrapErrno returns the system error err wraps, or err.
+func unwrapErrno(err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno
+	}
+	return err
 }

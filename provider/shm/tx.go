@@ -116,7 +116,7 @@ func (l *link) Transmit(wr *engine.WorkRequest) (bool, nd.Status) {
 	}
 	l.nextMsg++
 	msg := l.nextMsg
-	l.unconf.push(sent{wr: wr, seq: wr.Seq, msg: msg})
+	l.unconf.Push(sent{wr: wr, seq: wr.Seq, msg: msg})
 	rv := l.rvOut && l.rendezvous(wr)
 	l.jobs = append(l.jobs, job{kind: jobWR, wr: wr, msg: msg, pvm: l.pvmOut, rv: rv})
 	l.kickLocked()
@@ -134,16 +134,20 @@ func (l *link) rendezvous(wr *engine.WorkRequest) bool {
 		l.rvMin > 0 && wr.Length >= l.rvMin && len(wr.SGL) <= maxIovs
 }
 
-// kickLocked writes queued jobs while the ring has room, when no writer is
-// busy with them, and wakes the writer for the rest.
+// kickLocked writes queued jobs while the ring has room, unless the
+// writer goroutine has them, and starts the writer for the rest: it runs
+// only while jobs wait for room.
 func (l *link) kickLocked() {
-	if len(l.jobs)-l.jobHead == 1 {
-		l.runJobsLocked()
+	if l.writing || l.closing {
+		return
 	}
-	if len(l.jobs) > l.jobHead {
-		select {
-		case l.wake <- struct{}{}:
-		default:
+	l.runJobsLocked()
+	if len(l.jobs) > l.jobHead || l.txErr != nil {
+		l.writing = true
+		l.wg.Add(1)
+		go l.writeLoop()
+		if !l.t.progress.woke.Load() {
+			l.t.progress.woke.Store(true)
 		}
 	}
 }
@@ -392,48 +396,45 @@ func scatterAt(sgl []nd.SGE, off int, src []byte) {
 }
 
 // writeLoop writes the jobs that did not fit when they were queued,
-// sleeping on the room doorbell while the ring is full.
+// sleeping on the room doorbell while the ring is full; it ends once they
+// are all written (or the link ends).
 func (l *link) writeLoop() {
 	defer l.wg.Done()
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	for {
-		select {
-		case <-l.wake:
-		case <-l.done:
+		if l.closing {
+			l.writing = false
 			return
 		}
-		l.mu.Lock()
-		for {
-			if l.closing {
-				l.mu.Unlock()
-				return
-			}
-			need := l.runJobsLocked()
-			if l.txErr != nil {
-				l.mu.Unlock()
-				l.shutdown(nd.ErrConnectionAborted, true)
-				return
-			}
-			if l.jobHead == len(l.jobs) {
-				break
-			}
-			ok, err := l.tx.ArmRoom(need)
-			if err != nil {
-				l.txErr = err
-				continue
-			}
-			if ok {
-				continue
-			}
+		need := l.runJobsLocked()
+		if l.txErr != nil {
+			l.writing = false
 			l.mu.Unlock()
-			werr := l.txRoom.Wait()
+			l.shutdown(nd.ErrConnectionAborted, true)
 			l.mu.Lock()
-			l.tx.Disarm()
-			if werr != nil {
-				l.mu.Unlock()
-				return
-			}
+			return
+		}
+		if l.jobHead == len(l.jobs) {
+			l.writing = false
+			return
+		}
+		ok, err := l.tx.ArmRoom(need)
+		if err != nil {
+			l.txErr = err
+			continue
+		}
+		if ok {
+			continue
 		}
 		l.mu.Unlock()
+		werr := l.txRoom.Wait()
+		l.mu.Lock()
+		l.tx.Disarm()
+		if werr != nil {
+			l.writing = false
+			return
+		}
 	}
 }
 

@@ -11,8 +11,9 @@ import (
 )
 
 // This file holds the window table's futex, which the target sleeps on
-// while an initiator's copy is in flight, and the atomic add on the table's
-// words. It and addr.go are the package's only uses of unsafe. It is sound
+// while an initiator's copy is in flight, the atomic add on the table's
+// words, and the readiness set's non-blocking epoll_wait. It and addr.go
+// are the package's only uses of unsafe. It is sound
 // because:
 //   - the words come from shmring.Word64 and Word32, which check the
 //     offset against the slice's length and the address for natural
@@ -54,4 +55,20 @@ func futexSleep(p *uint32, v uint32, d time.Duration) {
 // futexWakeAll wakes every sleeper on p.
 func futexWakeAll(p *uint32) {
 	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(p)), futexWake, uintptr(1<<31-1), 0, 0, 0)
+}
+
+// epollWaitNow is epoll_wait with timeout 0 through RawSyscall6: it never
+// waits, so it need not hand the processor to the runtime (an application
+// polling in a loop makes it often). The pointer is out's first element,
+// a Go slice kept alive by the call, and the kernel writes at most len(out)
+// events into it.
+func epollWaitNow(epfd int, out []unix.EpollEvent) (int, error) {
+	if len(out) == 0 {
+		return 0, nil
+	}
+	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&out[0])), uintptr(len(out)), 0, 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
 }

@@ -69,9 +69,6 @@ const (
 	rightWrite = 2
 )
 
-// maxPeerSegments bounds the AllocateMemory segments a peer may pass.
-const maxPeerSegments = 1024
-
 type slotState uint8
 
 const (
@@ -352,6 +349,9 @@ func (l *link) takeSegment(msg []byte, fds []int) bool {
 		return false
 	}
 	mem, err := unix.Mmap(fds[0], 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err == unix.ENOMEM {
+		return true // out of memory or mappings: copies go by process_vm_* instead
+	}
 	if err != nil {
 		return false
 	}
@@ -396,6 +396,9 @@ func (l *link) pullSegments() bool {
 				return
 			}
 			msg, fds, err := recvMessage(int(fd), buf[:])
+			if err == errNoDescriptors {
+				continue // out of descriptors: that segment stays unmapped
+			}
 			if err != nil || !l.takeSegment(msg, fds) {
 				bad = true
 				return
@@ -427,7 +430,7 @@ func (l *link) direct(wr *engine.WorkRequest) bool {
 		return false
 	}
 	l.mu.Lock()
-	if l.closing || l.unconf.len() > 0 {
+	if l.closing || l.unconf.Len() > 0 {
 		l.mu.Unlock()
 		return false
 	}

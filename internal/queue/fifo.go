@@ -1,0 +1,54 @@
+// Package queue holds the growable first-in first-out ring that the
+// transports keep their requests in (sent and waiting for the peer's
+// acknowledgment, Read Requests outstanding).
+package queue
+
+// FIFO is a growable ring of values: once it has grown to its working
+// size, pushing and popping allocate nothing. The zero value is an empty
+// queue. It is not safe for concurrent use.
+type FIFO[T any] struct {
+	buf     []T
+	head, n int
+}
+
+// minGrow is the capacity of the first allocation: a connection's few
+// outstanding requests fit without growing again.
+const minGrow = 16
+
+// Len returns the number of values queued.
+func (q *FIFO[T]) Len() int { return q.n }
+
+// Push appends v at the tail.
+func (q *FIFO[T]) Push(v T) {
+	if q.n == len(q.buf) {
+		grown := make([]T, max(minGrow, 2*len(q.buf)))
+		for i := 0; i < q.n; i++ {
+			grown[i] = q.buf[(q.head+i)%len(q.buf)]
+		}
+		q.buf, q.head = grown, 0
+	}
+	q.buf[(q.head+q.n)%len(q.buf)] = v
+	q.n++
+}
+
+// At returns the i-th value from the head (0 <= i < Len()), in place.
+func (q *FIFO[T]) At(i int) *T { return &q.buf[(q.head+i)%len(q.buf)] }
+
+// Pop removes and returns the value at the head; the queue must not be
+// empty. The slot is cleared, so the queue keeps no reference to it.
+func (q *FIFO[T]) Pop() T {
+	v := q.buf[q.head]
+	var zero T
+	q.buf[q.head] = zero
+	q.head = (q.head + 1) % len(q.buf)
+	q.n--
+	return v
+}
+
+// Drain pops every value and returns them in order, appended to dst.
+func (q *FIFO[T]) Drain(dst []T) []T {
+	for q.n > 0 {
+		dst = append(dst, q.Pop())
+	}
+	return dst
+}

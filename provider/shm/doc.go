@@ -1,0 +1,69 @@
+// Package shm is godirect's transport between OS processes on the same
+// host: ND connections over shared memory.
+//
+// A listener is an abstract Unix domain socket whose name encodes the ND
+// address, protocol and port; connecting passes the connection's shared
+// segment (a sealed memfd) and its doorbells (eventfds) with SCM_RIGHTS, so
+// nothing is left in the file system when a process dies. Frames and Send
+// payloads travel through two single-producer / single-consumer rings in the
+// segment (internal/shmring); a large Send (Config.SendThreshold) puts only
+// a descriptor of its buffers in the ring and the receiver copies the
+// payload into its Receive with process_vm_readv, where the kernel allows
+// it. RDMA Reads and Writes move their payload with one copy made by the
+// initiator alone, checked against a window table the target publishes in
+// the segment: a plain copy() into the target's memory when it lies in a
+// segment from AllocateMemory, process_vm_readv / process_vm_writev against
+// ordinary memory where the kernel allows it, and through the rings (the
+// target's engine deciding) otherwise. The Unix socket stays open for the
+// connection's life: its hang-up is how a peer's death is noticed.
+//
+// # Data flow
+//
+//   - Post: the engine calls link.Transmit on the posting goroutine. A
+//     request that fits is encoded into the outbound ring at once (under
+//     the link's mu) and published; the peer's data doorbell is rung only
+//     if the peer armed its ring (the ring's sleeping flag).
+//   - Poll: every link of a provider, once its endpoint is attached, is in
+//     the provider's readiness set (progress.go). A GetResults that finds
+//     its queue empty, of any completion queue of the provider, calls
+//     transport.Poll: with at most directPollLinks links it looks at each
+//     ring; otherwise it visits the hot links (those busy lately) and,
+//     every epollEvery passes or while doorbells keep ringing, asks the
+//     epoll instance which armed links rang. A hot link found empty for a
+//     while is armed: it sets its ring's sleeping flag and leaves the hot
+//     list, so an idle link costs nothing per poll.
+//   - Reader: there is none per link. The records are handled (rx.go) by
+//     whoever polls the set: the application, or the provider's progress
+//     goroutine, which takes over pollerGone after the last application
+//     poll, and at once for as long as a Notify waits (Watch to Unwatch,
+//     whatever other goroutines poll); it spins Config.Spin,
+//     then arms every link and blocks in epoll_wait. A Notify therefore
+//     parks one goroutine however many endpoints its queue has.
+//   - Writer: a link's writer goroutine runs only while requests wait for
+//     room in a full outbound ring (tx.go); it sleeps on the room doorbell.
+//   - Watcher: one goroutine per link reads the Unix socket (setup
+//     messages, AllocateMemory segments, hang-up). At hang-up it kicks the
+//     link into the hot list; the set drains the ring and ends the
+//     connection. An idle link thus costs one goroutine.
+//   - Helpers: one pull helper per provider copies part of each large
+//     Send by rendezvous (rx.go, pull) while the poller copies the rest.
+//   - Timers: the watchdog (ResponseTimeout without progress on a link
+//     with requests waiting: ND_IO_TIMEOUT) and the progress goroutine's
+//     hand-off timer (pollerGone).
+//
+// # Lock order
+//
+// progress.mu (the set's poller: one application poll by TryLock, or the
+// progress goroutine) -> link.rxMu (the inbound ring and readerState; a
+// direct poll takes it by TryLock without progress.mu) -> link.mu (the
+// outbound ring, jobs, unacknowledged requests) -> engine locks (through
+// the Endpoint calls). link.sendMu and link.sockRx (the Unix socket),
+// link.segMu, link.sharedMu, pubTable.mu, progress.helperMu and
+// progress.wakeMu are leaves. Engine calls into the link (Transmit, Close)
+// come without engine locks and take link.mu only; shutdown never waits
+// for rxMu or progress.mu: cleanup, on a goroutine of its own, takes the
+// link out of the set and then ends its consumption.
+//
+// The tuning constants are in tuning.go; docs/shm-transport.md describes
+// the wire formats and the measurements behind the choices.
+package shm

@@ -1,0 +1,546 @@
+//go:build linux
+
+package shm
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/godirect/nd/internal/engine"
+)
+
+var _ engine.Progress = (*transport)(nil)
+
+// progress is a provider's readiness set: every attached link of the
+// provider, so that finding the links whose inbound ring holds records
+// costs what is ready, not what exists. A link is either hot, polled on
+// every pass of the set, or armed: it asked its peer (the ring's sleeping
+// flag) to ring its inbound doorbell at the next record, and that eventfd
+// sits in the set's epoll instance (edge-triggered, the link's slot and
+// generation as data). A hot link that stays empty for a while is armed; an
+// armed link whose doorbell rings turns hot again. While the provider has
+// at most directPollLinks links, every link is polled on every pass and
+// only the progress goroutine arms them, before it blocks.
+//
+// Whoever holds mu moves the bytes: an application poll of any completion
+// queue of the provider (Poll), or the progress goroutine (run) while no
+// application polls. In direct mode application polls read the links
+// without mu, each under the link's rxMu.
+type progress struct {
+	cfg *Config
+
+	// mu: the set's poller, the slot table and the hot list.
+	mu     sync.Mutex
+	epfd   int // -1: not open
+	wakefd int // an eventfd in the set that interrupts a blocking wait
+	opened bool
+	slots  []*link // by slot; nil: free
+	gens   []uint32
+	free   []int32
+	live   int
+	hot    []*link
+	passes uint64 // passes of the set by application polls (mu)
+	rang   bool   // the last look at the epoll instance found doorbells (mu)
+	events []unix.EpollEvent
+	ctl    unix.EpollEvent // add's (mu)
+
+	// direct is the slot table's links while they are at most
+	// directPollLinks (nil otherwise).
+	direct atomic.Pointer[[]*link]
+
+	// polls counts application polls; waiters counts the application
+	// goroutines waiting in Notify (Watch, Unwatch); woke is set when a
+	// link started its writer goroutine.
+	polls   atomic.Uint64
+	waiters atomic.Int32
+	woke    atomic.Bool
+
+	// The progress goroutine: it runs while the set holds links. asleep
+	// is set while it waits in the kernel with every link armed: a poll
+	// that finds it so wakes it (wakefd), since the poll disarms links
+	// and the goroutine must take them over again when polls stop.
+	running bool          // under mu
+	wake    chan struct{} // wakes it from its hand-off timer
+	asleep  atomic.Bool
+	// wakeMu guards wakefd's life against writes from outside mu.
+	wakeMu sync.Mutex
+
+	// The pull helper (rx.go), shared by the provider's links: it runs
+	// from the first split pull until the set empties.
+	helperMu sync.Mutex
+	helper   *pullHelper
+}
+
+// wakeSlot marks the interrupting eventfd's events.
+const wakeSlot = -1
+
+func newProgress(cfg *Config) *progress {
+	return &progress{
+		cfg: cfg, epfd: -1, wakefd: -1, wake: make(chan struct{}, 1),
+		events: make([]unix.EpollEvent, readyBatch),
+	}
+}
+
+// Poll implements engine.Progress: an application poll of one of the
+// provider's completion queues found it empty. It moves what arrived on
+// the links that are ready, unless another goroutine is doing so.
+func (t *transport) Poll() bool { return t.progress.poll() }
+
+// Watch implements engine.Progress: an application waits in Notify; the
+// progress goroutine moves the bytes until it stops (Unwatch), whatever
+// other goroutines' polls do.
+func (t *transport) Watch() { t.progress.watch() }
+
+// Unwatch implements engine.Progress.
+func (t *transport) Unwatch() { t.progress.waiters.Add(-1) }
+
+func (p *progress) poll() bool {
+	p.polls.Add(1)
+	if p.asleep.Load() && p.asleep.Swap(false) {
+		p.nudge()
+	}
+	if p.woke.Load() {
+		// A writer goroutine started: on a process confined to one
+		// processor, an application polling in a loop would leave it none
+		// until the scheduler preempts the loop, 10 ms on.
+		p.woke.Store(false)
+		runtime.Gosched()
+	}
+	if d := p.direct.Load(); d != nil {
+		moved := false
+		for _, l := range *d {
+			if l.pollRx(true) {
+				moved = true
+			}
+		}
+		return moved
+	}
+	if !p.mu.TryLock() {
+		return false // another poller moves the bytes
+	}
+	var ready []unix.EpollEvent
+	p.passes++
+	if len(p.hot) < p.live && (p.rang || p.passes%epollEvery == 0) {
+		// Some links are armed: ask the kernel which of them rang; again
+		// at the next pass while it names some (more may wait).
+		ready = p.waitLocked(p.events, 0)
+		p.rang = len(ready) > 0
+	}
+	moved := p.serveLocked(true, ready)
+	p.mu.Unlock()
+	return moved
+}
+
+func (p *progress) watch() {
+	p.waiters.Add(1)
+	p.interrupt()
+}
+
+// interrupt wakes the progress goroutine, wherever it waits.
+func (p *progress) interrupt() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+	p.nudge()
+}
+
+// nudge ends the progress goroutine's wait in the kernel, if it waits
+// there. It may be called with or without mu.
+func (p *progress) nudge() {
+	p.wakeMu.Lock()
+	if p.wakefd >= 0 {
+		one := [8]byte{1}
+		unix.Write(p.wakefd, one[:])
+	}
+	p.wakeMu.Unlock()
+}
+
+// serveLocked is one pass of the set: the links whose doorbell rang
+// (ready) turn hot, and every hot link is served; in direct mode every
+// link is. app: an application poll (quiet Acks may wait). mu held.
+func (p *progress) serveLocked(app bool, ready []unix.EpollEvent) bool {
+	if d := p.direct.Load(); d != nil {
+		moved := false
+		for _, l := range *d {
+			if l.pollRx(app) {
+				moved = true
+			}
+		}
+		return moved
+	}
+	for i := range ready {
+		slot, gen := ready[i].Fd, uint32(ready[i].Pad)
+		if slot >= 0 && int(slot) < len(p.slots) && p.gens[slot] == gen {
+			if l := p.slots[slot]; l != nil && l.hotIdx < 0 {
+				p.pushHotLocked(l)
+			}
+		}
+	}
+	// A link stays hot for about armBudget link visits in all: few
+	// passes when many are hot, many when few are.
+	armAfter := max(armBudget/max(len(p.hot), 1), minArmPasses)
+	moved := false
+	for i := 0; i < len(p.hot); {
+		l := p.hot[i]
+		m, keep := l.serveHot(app, armAfter)
+		if m {
+			moved = true
+		}
+		if !keep {
+			p.dropHotLocked(l)
+			continue
+		}
+		i++
+	}
+	return moved
+}
+
+func (p *progress) pushHotLocked(l *link) {
+	l.hotIdx = int32(len(p.hot))
+	p.hot = append(p.hot, l)
+}
+
+func (p *progress) dropHotLocked(l *link) {
+	i := l.hotIdx
+	if i < 0 {
+		return
+	}
+	last := len(p.hot) - 1
+	p.hot[i] = p.hot[last]
+	p.hot[i].hotIdx = i
+	p.hot[last] = nil
+	p.hot = p.hot[:last]
+	l.hotIdx = -1
+}
+
+// armAllLocked arms every link before the progress goroutine blocks. It
+// reports false when some link has records (or could not be armed): the
+// goroutine must not block then. mu held.
+func (p *progress) armAllLocked() bool {
+	all := true
+	if d := p.direct.Load(); d != nil {
+		for _, l := range *d {
+			if !l.armRx() {
+				all = false
+			}
+		}
+		return all
+	}
+	for i := 0; i < len(p.hot); {
+		l := p.hot[i]
+		if !l.armRx() {
+			all = false
+			i++
+			continue
+		}
+		p.dropHotLocked(l)
+	}
+	return all
+}
+
+// kick makes the set's pollers look at l soon, whether it is armed or not
+// (its peer hung up).
+func (p *progress) kick(l *link) {
+	p.mu.Lock()
+	if l.slot >= 0 && p.direct.Load() == nil && l.hotIdx < 0 {
+		p.pushHotLocked(l)
+	}
+	p.mu.Unlock()
+	p.interrupt()
+}
+
+// open creates the epoll instance and its interrupting eventfd. mu held.
+func (p *progress) openLocked() error {
+	if p.opened {
+		return nil
+	}
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return resourceError("epoll_create1", err)
+	}
+	wakefd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		unix.Close(epfd)
+		return resourceError("eventfd", err)
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: wakeSlot}
+	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, wakefd, &ev); err != nil {
+		unix.Close(epfd)
+		unix.Close(wakefd)
+		return resourceError("epoll_ctl", err)
+	}
+	p.wakeMu.Lock()
+	p.epfd, p.wakefd, p.opened = epfd, wakefd, true
+	p.wakeMu.Unlock()
+	return nil
+}
+
+// add puts a link whose endpoint is attached into the set, hot; from now on
+// the set's pollers consume its inbound ring. A link that already ends is
+// left out. An error (the kernel refused it) leaves it out too.
+func (p *progress) add(l *link) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if l.closed.Load() {
+		return nil
+	}
+	if err := p.openLocked(); err != nil {
+		return err
+	}
+	var slot int32
+	if n := len(p.free); n > 0 {
+		slot, p.free = p.free[n-1], p.free[:n-1]
+	} else {
+		slot = int32(len(p.slots))
+		p.slots = append(p.slots, nil)
+		p.gens = append(p.gens, 0)
+	}
+	p.gens[slot]++
+	fd := l.rxData.Fd()
+	p.ctl = unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: slot, Pad: int32(p.gens[slot])}
+	if err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, fd, &p.ctl); err != nil {
+		p.free = append(p.free, slot)
+		return resourceError("epoll_ctl", err)
+	}
+	l.slot, l.rxFd = slot, fd
+	p.slots[slot] = l
+	p.live++
+	p.publishDirectLocked()
+	if p.direct.Load() == nil && l.hotIdx < 0 {
+		p.pushHotLocked(l)
+	}
+	if !p.running {
+		p.running = true
+		go p.run(p.epfd, p.wakefd)
+	} else {
+		p.nudge() // a waiting progress goroutine must see the new hot link
+	}
+	return nil
+}
+
+// remove takes a link out of the set; the caller then stops consuming its
+// ring. Its doorbell leaves the epoll instance explicitly: the peer holds
+// the same eventfd open, so closing ours would not take it out.
+func (p *progress) remove(l *link) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if l.slot < 0 || int(l.slot) >= len(p.slots) || p.slots[l.slot] != l {
+		return
+	}
+	unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, l.rxFd, nil)
+	p.dropHotLocked(l)
+	p.slots[l.slot] = nil
+	p.free = append(p.free, l.slot)
+	l.slot = -1
+	p.live--
+	p.publishDirectLocked()
+	if p.live == 0 {
+		select {
+		case p.wake <- struct{}{}:
+		default:
+		}
+		p.nudge() // the progress goroutine ends, and closes the set
+	}
+}
+
+// publishDirectLocked refreshes direct: leaving direct mode, every link
+// turns hot (some may have been disarmed by direct polls); entering it,
+// the hot list empties. mu held.
+func (p *progress) publishDirectLocked() {
+	if p.live == 0 || p.live > directPollLinks {
+		if p.direct.Load() != nil {
+			p.direct.Store(nil)
+			for _, l := range p.slots {
+				if l != nil && l.hotIdx < 0 {
+					p.pushHotLocked(l)
+				}
+			}
+		}
+		return
+	}
+	for len(p.hot) > 0 {
+		p.dropHotLocked(p.hot[len(p.hot)-1])
+	}
+	d := make([]*link, 0, p.live)
+	for _, l := range p.slots {
+		if l != nil {
+			d = append(d, l)
+		}
+	}
+	p.direct.Store(&d)
+}
+
+// waitLocked is waitSet for an application poll (mu held). It leaves the
+// interrupting eventfd set: it is the progress goroutine's, which may be
+// waiting on the same set for it.
+func (p *progress) waitLocked(out []unix.EpollEvent, timeout int) []unix.EpollEvent {
+	return waitSet(p.epfd, -1, out, timeout)
+}
+
+// waitSet returns, in out's backing array, the events of the links whose
+// doorbell rang in the set epfd, waiting up to timeout milliseconds (-1:
+// until one rings, or wakefd does); 0 never blocks. It clears wakefd if it
+// is not -1. Each caller passes its own out.
+func waitSet(epfd, wakefd int, out []unix.EpollEvent, timeout int) []unix.EpollEvent {
+	var n int
+	var err error
+	for {
+		if timeout == 0 {
+			n, err = epollWaitNow(epfd, out)
+		} else {
+			n, err = unix.EpollWait(epfd, out, timeout)
+		}
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return out[:0]
+	}
+	k := 0
+	for _, ev := range out[:n] {
+		if ev.Fd == wakeSlot {
+			if wakefd >= 0 {
+				var b [8]byte
+				unix.Read(wakefd, b[:])
+			}
+			continue
+		}
+		out[k] = ev
+		k++
+	}
+	return out[:k]
+}
+
+// run is the progress goroutine of the set epfd. While an application
+// polls (or Notify's waiter was just woken and will), the polls move the
+// bytes and it only checks, every pollerGone, that they go on. When they
+// stop, or an application waits in Notify, it moves the bytes itself: it
+// polls the set for up to Config.Spin, then arms every link and waits in
+// the kernel.
+func (p *progress) run(epfd, wakefd int) {
+	timer := time.NewTimer(pollerGone)
+	defer timer.Stop()
+	events := make([]unix.EpollEvent, readyBatch)
+	seen := p.polls.Load()
+	for {
+		if p.waiters.Load() == 0 {
+			timer.Reset(pollerGone)
+			select {
+			case <-timer.C:
+			case <-p.wake:
+			}
+			if p.ended() {
+				return
+			}
+			if now := p.polls.Load(); now != seen && p.waiters.Load() == 0 {
+				seen = now
+				continue
+			}
+		}
+		if !p.serve(epfd, wakefd, events, &seen) {
+			return
+		}
+	}
+}
+
+// serve moves the bytes for as long as no application polls; it returns
+// false when the set emptied (the goroutine ends).
+func (p *progress) serve(epfd, wakefd int, events []unix.EpollEvent, seen *uint64) bool {
+	spinUntil := time.Now().Add(p.cfg.Spin)
+	for i := 1; ; i++ {
+		timeout := 0
+		if i&15 == 0 && !time.Now().Before(spinUntil) {
+			before := p.polls.Load()
+			p.mu.Lock()
+			if p.armAllLocked() {
+				timeout = -1
+				p.asleep.Store(true)
+			}
+			p.mu.Unlock()
+			if timeout < 0 && p.polls.Load() != before {
+				// An application polled meanwhile, and may have
+				// disarmed links before asleep was set.
+				p.asleep.Store(false)
+				timeout = 0
+			}
+		}
+		var ready []unix.EpollEvent
+		if timeout != 0 || p.armedSome() {
+			ready = waitSet(epfd, wakefd, events, timeout)
+			if timeout != 0 {
+				p.asleep.Store(false)
+			}
+		}
+		if p.ended() {
+			return false
+		}
+		p.mu.Lock()
+		if p.serveLocked(false, ready) {
+			spinUntil = time.Now().Add(p.cfg.Spin)
+		}
+		p.mu.Unlock()
+		if now := p.polls.Load(); now != *seen && p.waiters.Load() == 0 {
+			*seen = now
+			return true // an application polls again
+		}
+		if timeout == 0 {
+			runtime.Gosched()
+		}
+	}
+}
+
+// armedSome reports whether some link may be armed, so that a pass must
+// ask the kernel which rang.
+func (p *progress) armedSome() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.direct.Load() == nil && len(p.hot) < p.live
+}
+
+// ended reports whether the set emptied, and if so closes it and lets the
+// progress goroutine and the pull helper end (a later add opens it and
+// starts new ones).
+func (p *progress) ended() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.live > 0 {
+		return false
+	}
+	if p.opened {
+		p.wakeMu.Lock()
+		unix.Close(p.epfd)
+		unix.Close(p.wakefd)
+		p.epfd, p.wakefd, p.opened = -1, -1, false
+		p.wakeMu.Unlock()
+	}
+	p.slots, p.gens, p.free, p.hot = nil, nil, nil, nil
+	p.running = false
+	select {
+	case <-p.wake:
+	default:
+	}
+	p.stopHelper()
+	return true
+}
+
+// resourceError names the resource a failed system call ran out of, when
+// it did: file descriptors, memory, memory mappings.
+func resourceError(call string, err error) error {
+	switch unwrapErrno(err) {
+	case unix.EMFILE:
+		return fmt.Errorf("%s: out of file descriptors (the process's RLIMIT_NOFILE): %w", call, err)
+	case unix.ENFILE:
+		return fmt.Errorf("%s: out of file descriptors (the system's limit): %w", call, err)
+	case unix.ENOMEM:
+		return fmt.Errorf("%s: out of memory or memory mappings: %w", call, err)
+	}
+	return os.NewSyscallError(call, err)
+}

@@ -1,0 +1,102 @@
+package shm
+
+import "time"
+
+// The provider's tuning constants, each with the reason for its value.
+// Measurements behind them are in docs/shm-transport.md. The defaults of
+// Config (ring size, Spin, SendThreshold, timeouts) are in provider.go.
+
+// The readiness set (progress.go).
+const (
+	// directPollLinks: while a provider has at most this many links, every
+	// poll reads each link's ring and none is ever armed while the
+	// application polls: a look at an idle ring is one load from a cache
+	// line the peer has not touched, cheaper than anything that would
+	// find the ready ones, and a link that is never armed never makes its
+	// peer ring a doorbell. Four covers one connection in one process (two
+	// links) with room to spare.
+	directPollLinks = 4
+	// readyBatch is how many rung doorbells one look at the epoll
+	// instance takes at most: enough to drain a burst over many
+	// connections in few passes (each pass also visits every hot link),
+	// small enough to keep per provider.
+	readyBatch = 256
+	// epollEvery: an application poll asks the kernel which armed links
+	// rang only every this many passes. An empty poll then costs a
+	// counter, not a system call (a few hundred ns on a virtual machine),
+	// and an armed link that rang waits at most this many passes, well
+	// under a microsecond of a polling application.
+	epollEvery = 32
+	// armBudget: a hot link is armed once it was found empty for about
+	// armBudget/len(hot) passes in a row (at least minArmPasses), so that
+	// the hot links left idle after a burst cost about armBudget ring
+	// looks in all, however many they are, while a lone busy link stays
+	// hot through the gaps of a ping-pong (arming it would make its peer
+	// ring a doorbell, a system call, per message).
+	armBudget    = 1 << 12
+	minArmPasses = 2
+	// pollerGone is how long the application may go without polling
+	// before the progress goroutine takes over its links: long enough
+	// that an application polling in a loop never sees it (it only checks
+	// a counter that often), short enough that a peer's request of an
+	// application that stopped polling is served promptly.
+	pollerGone = 100 * time.Microsecond
+	// recordsPerPass bounds the records one pass of the set takes from
+	// one link: a peer that publishes without pause must not keep the
+	// set's poller from the other links; a ring's worth of small records
+	// takes a few passes.
+	recordsPerPass = 256
+)
+
+// Acknowledgments (rx.go).
+const (
+	// ackEvery bounds the inbound messages handled before an Ack goes out
+	// even while records keep arriving: the sender's queue entries free
+	// up in steps of a few, not all at the end of a burst.
+	ackEvery = 16
+	// ackIdlePolls is how many passes in a row must find the inbound ring
+	// empty before the Ack held for quiet Sends goes out (consumeLocked):
+	// their sender does not wait for it, and the Ack may ride with the
+	// application's answer instead.
+	ackIdlePolls = 32
+	// ackBytes bounds the bytes pulled by rendezvous before an Ack goes
+	// out even while records keep arriving, so that the Sends of huge
+	// messages do not wait for ackEvery of them. It is large: every Ack
+	// may wake the peer, and on two busy cores such wake-ups cost more
+	// than the copies between.
+	ackBytes = 16 << 20
+)
+
+// receiveNowMax bounds the Sends that the engine places under its lock
+// (Endpoint.ReceiveNow): one engine call instead of three, for a copy
+// short enough not to hold the endpoint's lock long.
+const receiveNowMax = 4 << 10
+
+// maxSnapKept bounds the bytes of snapshot buffers (protectReadResponses)
+// kept for reuse, per ring byte: reuse avoids allocating on every
+// overlapping Read, the bound keeps a burst from pinning memory for good.
+const maxSnapKept = 4
+
+// Split pulls (rx.go): a large Send by rendezvous is copied by the poller
+// and the provider's pull helper at once, on two cores.
+const (
+	// splitMin is the smallest pull split: below it, waking the helper
+	// costs about what its share of the copy saves.
+	splitMin = 512 << 10
+	// The helper's share, in 1/256 of the bytes: it starts at half the
+	// copy, and moves by shareStep per pull between 1/16 and 1/2, after
+	// whether the helper finished before the poller.
+	shareMin   = 16
+	shareMax   = 128
+	shareStep  = 4
+	shareStart = 64
+)
+
+// maxPeerSegments bounds the AllocateMemory segments a peer may pass: each
+// is a mapping of this process's, and a hostile peer must not exhaust them.
+const maxPeerSegments = 1024
+
+// acceptBackoff is how long a listener out of descriptors, without its
+// spare one, waits before it accepts again: the waiting connections stay
+// queued, and a loop without a pause would hold a processor.
+const acceptBackoff = time.Millisecond
