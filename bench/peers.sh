@@ -22,8 +22,11 @@ trap 'rm -f "$out"' EXIT
 for pkg in ./provider/tcp ./provider/shm ./provider/loop ./bench/peers; do
 	# A package whose run fails (a set of connections the machine's
 	# limits refuse) still gives its other rows; the failure is shown.
-	go test -run '^$' -bench '^BenchmarkPeers$' -benchtime 20x -count "$rounds" "$pkg" 2>&1 |
-		sed "s|^Benchmark|${pkg##*/} Benchmark|" >>"$out" || echo "bench/peers.sh: $pkg: go test failed; the rows it measured are kept" >&2
+	# An empty poll is short: 20000 of them; a round or a round trip: 20.
+	for spec in 'EmptyPoll$ 20000x' '(Round|RoundOwnCQ|PingPong)$ 20x'; do
+		go test -run '^$' -bench "^BenchmarkPeers\$/N=[0-9]+\$/${spec% *}" -benchtime "${spec#* }" -count "$rounds" "$pkg" 2>&1 |
+			sed "s|^Benchmark|${pkg##*/} Benchmark|" >>"$out" || echo "bench/peers.sh: $pkg: go test failed; the rows it measured are kept" >&2
+	done
 done
 python3 - "$out" bench/peers-results.txt "$rounds" <<'PY'
 import re, statistics, sys, collections
@@ -41,7 +44,7 @@ for line in open(src):
 med = lambda k: statistics.median(v[k]) if v.get(k) else float('nan')
 names = {"tcp": "godirect tcp", "shm": "godirect shm", "loop": "godirect loop", "peers": "plain Go sockets"}
 out = ["many connections on one completion queue a side (bench/peers.sh; both ends in one process)",
-       f"each figure: the median of {rounds} runs of 20 iterations",
+       f"each figure: the median of {rounds} runs (20000 empty polls; 20 rounds or round trips)",
        "empty poll: one GetResults on the shared queue with nothing to find",
        "round: one 64-byte Send over every connection, every completion reaped; vs own CQ: over the round with a queue per endpoint",
        "vs Go: the round's time over plain Go's (a goroutine reading each connection)",

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"sync"
 	"time"
 
@@ -358,5 +357,3 @@ func (c *Conn) SetWriteDeadline(t time.Time) error {
 	return nil
 }
 
-// addrFrom is an Addr of provider name.
-func addrFrom(name string, ap netip.AddrPort) Addr { return Addr{Provider: name, AddrPort: ap} }

@@ -165,7 +165,7 @@ func (c *rcmConn) isReceive(r *nd.Result) bool {
 // while the size needs more (iters 0: always).
 func (c *rcmConn) received(r *nd.Result, size, iters int) error {
 	if err := r.Status.Err(); err != nil {
-		return fmt.Errorf("Receive %d completed with %w", c.rcnt, err)
+		return fmt.Errorf("receive %d completed with %w", c.rcnt, err)
 	}
 	if r.BytesTransferred != size {
 		return fmt.Errorf("a Send of %d bytes, want %d (-s)", r.BytesTransferred, size)

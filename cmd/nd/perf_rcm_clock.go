@@ -57,8 +57,5 @@ func (k *rcmClock) tick(count int) bool {
 	return k.state == rcmEnded
 }
 
-// ended reports whether the run has ended (false for a nil clock).
-func (k *rcmClock) ended() bool { return k != nil && k.state == rcmEnded }
-
 // sample returns the iterations in the sample and its length.
 func (k *rcmClock) sample() (int, time.Duration) { return k.n, k.t1 - k.t0 }

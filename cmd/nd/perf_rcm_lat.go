@@ -150,7 +150,7 @@ func (s *rcmSide) pingPong(ctx context.Context, size int, stamps []int64) (*latR
 				res, flags = &c.results[c.scnt%len(c.results)], 0
 			}
 			if err := sendWhenRoom(ctx, c.s.ep, res, c.sgl[:], flags, poll); err != nil {
-				return nil, 0, fmt.Errorf("Send %d: %w", scnt, err)
+				return nil, 0, fmt.Errorf("send %d: %w", scnt, err)
 			}
 			if signaled {
 				c.scnt++
@@ -205,7 +205,7 @@ func (s *rcmSide) writePingPong(ctx context.Context, size int, stamps []int64) (
 			scnt++
 			c.src[last] = byte(scnt)
 			if err := c.s.ep.Write(&c.results[c.scnt%len(c.results)], c.sgl[:], c.rdesc, 0, 0); err != nil {
-				return nil, 0, fmt.Errorf("Write %d: %w", scnt, err)
+				return nil, 0, fmt.Errorf("write %d: %w", scnt, err)
 			}
 			c.scnt++
 		}
@@ -227,7 +227,7 @@ func (s *rcmSide) readLoop(ctx context.Context, size int, stamps []int64) (*latR
 		lr.stamp(scnt)
 		scnt++
 		if err := c.s.ep.Read(&c.results[c.scnt%len(c.results)], c.sgl[:], c.rdesc, 0, 0); err != nil {
-			return nil, 0, fmt.Errorf("Read %d: %w", scnt, err)
+			return nil, 0, fmt.Errorf("read %d: %w", scnt, err)
 		}
 		c.scnt++
 		if lr.clock.tick(c.ccnt) {
