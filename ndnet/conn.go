@@ -356,4 +356,3 @@ func (c *Conn) SetWriteDeadline(t time.Time) error {
 	c.writeDL.set(t)
 	return nil
 }
-
