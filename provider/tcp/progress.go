@@ -93,9 +93,10 @@ func (p *progress) poll() bool {
 	if p.copying.Load() > 0 {
 		// A writer's long write is copying in the kernel on another
 		// thread: on a process confined to one core, this poll would
-		// take turns with the copy it waits for. Let the copy run.
+		// take turns with the copy it waits for. Let the copy run
+		// first; then poll, since the write may wait for this process
+		// to read the other end.
 		yieldProcessor()
-		return false
 	}
 	if p.woke.Load() {
 		// A writer goroutine has bytes to send: on a process confined

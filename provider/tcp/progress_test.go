@@ -118,3 +118,44 @@ func TestNotifyParksOneGoroutine(t *testing.T) {
 		t.Fatalf("after Notify: %d completions, first %p; want 1, connection %d's Receive %p with Success and 64 bytes", got, out[0], n/3, &ps.Passive[n/3].Recv)
 	}
 }
+
+// TestLongWriteReadByPolls: both ends of a connection in this process, and
+// the application only polls the sender's queue while a 64 MiB Send goes
+// out in long writes: those polls, which yield the processor to a long
+// write in progress, must also read the other end, whose bytes the write
+// may be waiting for. (cmd/nd's TestPerfRCMLoopback, whose client and
+// server share one provider, stalled when they did not.)
+func TestLongWriteReadByPolls(t *testing.T) {
+	if !tcp.PollsMoveBytes {
+		t.Skip("the application's polls move the bytes only where the kernel offers a readiness set (Linux)")
+	}
+	const size = 64 << 20
+	pr := ndtest.NewPair(t, loopback(), ndtest.PairConfig{SharedCQ: true})
+	src, dst := make([]byte, size), make([]byte, size)
+	for i := range src {
+		src[i] = byte(i*7 + i>>16)
+	}
+	var send, recv nd.Result
+	if err := pr.Passive.Endpoint.Receive(&recv, []nd.SGE{{Buffer: dst, Region: pr.Passive.Register(t, dst)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pr.Active.Endpoint.Send(&send, []nd.SGE{{Buffer: src, Region: pr.Active.Register(t, src)}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	var out [1]*nd.Result
+	deadline := time.Now().Add(ndtest.Timeout)
+	for pr.Active.OutCQ.GetResults(out[:]) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the Send did not complete within %v while the application polled", ndtest.Timeout)
+		}
+	}
+	if out[0] != &send || send.Status != nd.Success || send.BytesTransferred != size {
+		t.Fatalf("completion %p: %v, %d bytes; want the Send's, Success, %d", out[0], send.Status, send.BytesTransferred, size)
+	}
+	if pr.Passive.InCQ.GetResults(out[:]) != 1 || out[0] != &recv || recv.Status != nd.Success || recv.BytesTransferred != size {
+		t.Fatalf("the Receive: %v, %d bytes; want Success, %d", recv.Status, recv.BytesTransferred, size)
+	}
+	if string(dst) != string(src) {
+		t.Fatal("the Receive's bytes differ from the Send's")
+	}
+}
