@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 
 	"github.com/godirect/nd"
 )
@@ -30,9 +31,10 @@ type Connector struct {
 	changed      chan struct{} // closed and replaced on every change of state
 	state        connState
 	closed       bool
-	rejected     bool      // the peer refused the last attempt
-	abortStatus  nd.Status // why the link of an aborted attempt closed
-	disconnected bool      // Disconnect was called
+	shut         atomic.Bool // mirrors closed for the endpoint's checks without mu
+	rejected     bool        // the peer refused the last attempt
+	abortStatus  nd.Status   // why the link of an aborted attempt closed
+	disconnected bool        // Disconnect was called
 	ep           *Endpoint
 	cur          *attempt // the attempt events are accepted from
 	link         Link
@@ -472,6 +474,7 @@ func (c *Connector) Close() error {
 		return nil
 	}
 	c.closed = true
+	c.shut.Store(true)
 	state, ep, link, l := c.state, c.ep, c.link, c.waitingOn
 	c.cur, c.waitingOn = nil, nil
 	c.signalLocked()

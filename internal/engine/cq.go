@@ -24,6 +24,10 @@ type CQ struct {
 	// requests accepted before (its endpoints are closed, so no new ones
 	// come) and GetResults still hands them back.
 	closed bool
+	// shut mirrors closed for the endpoints' checks without mu: it is set
+	// when Close starts, so a post after any Close of the queue returned
+	// is refused, also while another Close call is still closing them.
+	shut atomic.Bool
 
 	// Completions that arrived since the queue was last drained and have
 	// not fired a notification yet.
@@ -310,6 +314,7 @@ func (q *CQ) Close() error {
 		return nil
 	}
 	q.closed = true
+	q.shut.Store(true)
 	q.fireLocked(nd.ErrCanceled)
 	eps := slices.Clone(q.endpoints)
 	q.mu.Unlock()

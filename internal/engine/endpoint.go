@@ -50,6 +50,8 @@ type Endpoint struct {
 
 	// dead mirrors closed for the checks posting makes before taking mu.
 	dead atomic.Bool
+	// ended is set with state epEnded, for Ended.
+	ended atomic.Bool
 }
 
 var _ nd.Endpoint = (*Endpoint)(nil)
@@ -75,7 +77,15 @@ func newEndpoint(a *Adapter, c *Connector, in, out *CQ, limits nd.EndpointLimits
 
 // usable is the check every call on the endpoint makes first: the status
 // of a call on a closed endpoint (closedStatus), or Success.
-func (ep *Endpoint) usable() nd.Status { return ep.a.closedStatus(ep.dead.Load()) }
+func (ep *Endpoint) usable() nd.Status { return ep.a.closedStatus(ep.isClosed()) }
+
+// isClosed reports whether the endpoint, its connector or one of its
+// queues closed. The flags are set when each Close starts (before the
+// endpoint itself is closed by the cascade), so that a call made after any
+// of those Close calls returned is refused.
+func (ep *Endpoint) isClosed() bool {
+	return ep.dead.Load() || ep.c.shut.Load() || ep.inCQ.shut.Load() || ep.outCQ.shut.Load()
+}
 
 // MaxInlineData implements nd.Endpoint.
 func (ep *Endpoint) MaxInlineData() int { return ep.inline }
@@ -175,7 +185,7 @@ func (ep *Endpoint) postOutbound(op Op, res *nd.Result, sgl []nd.SGE, flags nd.F
 
 // admitLocked applies the checks every post shares.
 func (ep *Endpoint) admitLocked(q *workQueue) error {
-	if st := ep.a.closedStatus(ep.closed); st != nd.Success {
+	if st := ep.a.closedStatus(ep.closed || ep.isClosed()); st != nd.Success {
 		return st
 	}
 	if (ep.state == epIdle || ep.state == epAccepting) && q == &ep.sq {
