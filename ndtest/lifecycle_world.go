@@ -539,12 +539,11 @@ func (l *ledger) complete(w *lcWorld, r *nd.Result, cq nd.CompletionQueue) {
 		w.errorf("%s was refused by its posting call and completed with %v", q.what, r.Status)
 	}
 	allowed := []nd.Status{nd.Success, nd.ErrCanceled, nd.ErrRemoteError, nd.ErrInvalidRequest}
+	// A close on either side ends the connection, and both sides' windows
+	// go with it.
 	oneSided := strings.HasSuffix(q.what, " Read") || strings.HasSuffix(q.what, " Write")
-	windowOwner := 1 // the passive side's window serves the active side
-	if q.side == w.passive {
-		windowOwner = 0
-	}
-	if w.memoryGone.Load() || (oneSided && w.peerGone[windowOwner].Load() && w.racyAccess) {
+	closing := w.peerGone[0].Load() || w.peerGone[1].Load()
+	if w.memoryGone.Load() || (oneSided && closing && w.racyAccess) {
 		allowed = append(allowed, nd.ErrAccessViolation)
 	}
 	if !slices.Contains(allowed, r.Status) {
