@@ -213,11 +213,13 @@ func (w *lcWorld) run(op int) {
 	case pFlushActive:
 		deps := a.deps(objEndpoint)
 		anyBefore, adapterBefore := a.closedBefore(deps)
+		w.mayEnd.Store(true)
 		err := a.ep.Flush()
 		w.checkCall(a, "active Flush", deps, anyBefore, adapterBefore, err)
 	case pDisconnectPassive:
 		deps := b.deps(objConnector)
 		anyBefore, adapterBefore := b.closedBefore(deps)
+		w.mayEnd.Store(true)
 		c, cancel := ctxTimeout()
 		err := b.c.Disconnect(c)
 		cancel()

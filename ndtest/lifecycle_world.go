@@ -141,15 +141,16 @@ type lcWorld struct {
 	active, passive *lcSide
 	ledger          ledger
 	memoryGone      atomic.Bool // a region or window closed: requests may complete ErrAccessViolation
-	// A close started on a side: its window went away with its connection,
-	// and a Read or Write of the peer that reached it just then may
-	// complete ErrAccessViolation on tcp and shm (docs/semantics.md).
-	peerGone         [2]atomic.Bool
+	// The connection may have ended (a close, Flush, Disconnect, an error
+	// completion): the windows of both sides go with it, and on tcp and
+	// shm a Read or Write that reached the peer just then may complete
+	// ErrAccessViolation (docs/semantics.md).
+	mayEnd atomic.Bool
 	failed           atomic.Bool
 	mu               sync.Mutex
 	errs             []string
 	notifyTimeout    time.Duration
-	racyAccess       bool // the provider is not loop (see peerGone)
+	racyAccess       bool // the provider is not loop (see mayEnd)
 	postedOK, closes atomic.Int64
 }
 
@@ -332,13 +333,7 @@ func (w *lcWorld) close(s *lcSide, o lcObject) {
 }
 
 // closeStarts records that a close starts on s.
-func (w *lcWorld) closeStarts(s *lcSide) {
-	if s == w.active {
-		w.peerGone[0].Store(true)
-	} else {
-		w.peerGone[1].Store(true)
-	}
-}
+func (w *lcWorld) closeStarts(*lcSide) { w.mayEnd.Store(true) }
 
 // lcAllObjects is the order closeEverything uses unless told otherwise.
 var lcAllObjects = []lcObject{objEndpoint, objConnector, objListener, objWindow, objRegion, objInCQ, objOutCQ, objAdapter}
@@ -409,6 +404,7 @@ func (w *lcWorld) post(s *lcSide, op lcOp) {
 		sgl[0] = nd.SGE{Buffer: s.buf[3*lcMsg : 4*lcMsg], Region: s.mr}
 		err = s.ep.Write(res, sgl[:], s.remote, 64, 0)
 	case opBindAgain:
+		w.mayEnd.Store(true) // it completes ErrInvalidRequest, which ends the connection
 		_, err = s.ep.Bind(res, s.mr, s.mw, s.buf[lcBuf/2:], nd.FlagAllowRead)
 	}
 	w.ledger.posted(res, err)
@@ -539,11 +535,8 @@ func (l *ledger) complete(w *lcWorld, r *nd.Result, cq nd.CompletionQueue) {
 		w.errorf("%s was refused by its posting call and completed with %v", q.what, r.Status)
 	}
 	allowed := []nd.Status{nd.Success, nd.ErrCanceled, nd.ErrRemoteError, nd.ErrInvalidRequest}
-	// A close on either side ends the connection, and both sides' windows
-	// go with it.
 	oneSided := strings.HasSuffix(q.what, " Read") || strings.HasSuffix(q.what, " Write")
-	closing := w.peerGone[0].Load() || w.peerGone[1].Load()
-	if w.memoryGone.Load() || (oneSided && closing && w.racyAccess) {
+	if w.memoryGone.Load() || (oneSided && w.mayEnd.Load() && w.racyAccess) {
 		allowed = append(allowed, nd.ErrAccessViolation)
 	}
 	if !slices.Contains(allowed, r.Status) {
