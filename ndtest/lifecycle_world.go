@@ -145,7 +145,7 @@ type lcWorld struct {
 	// completion): the windows of both sides go with it, and on tcp and
 	// shm a Read or Write that reached the peer just then may complete
 	// ErrAccessViolation (docs/semantics.md).
-	mayEnd atomic.Bool
+	mayEnd           atomic.Bool
 	failed           atomic.Bool
 	mu               sync.Mutex
 	errs             []string
