@@ -18,6 +18,7 @@ func runLifecycle(t *testing.T, p nd.Provider) {
 			w := mustWorld(t, p, false)
 			w.close(w.active, o)
 			w.laterCalls(w.active)
+			w.awaitEnd(w.passive)
 			w.laterCalls(w.passive)
 			w.closeEverything(nil)
 			w.drain()
@@ -70,12 +71,18 @@ func runLifecycle(t *testing.T, p nd.Provider) {
 				w.post(w.active, opRead)
 				w.post(w.active, opWrite)
 				w.post(w.passive, opRead)
+				ends := false
 				for _, k := range []int{i, j} {
 					s := w.active
 					if pairs[k].side != nil {
 						s = w.passive
 					}
 					w.close(s, pairs[k].o)
+					ends = ends || (pairs[k].o != objRegion && pairs[k].o != objWindow && pairs[k].o != objListener)
+				}
+				if ends {
+					w.awaitEnd(w.active)
+					w.awaitEnd(w.passive)
 				}
 				w.laterCalls(w.active)
 				w.laterCalls(w.passive)
@@ -100,6 +107,16 @@ func mustWorld(t *testing.T, p nd.Provider, shared bool) *lcWorld {
 	}
 	t.Cleanup(func() { w.closeEverything(nil) })
 	return w
+}
+
+// awaitEnd waits, for at most Timeout, until s learned that its connection
+// ended (NotifyDisconnect), so that its later posts are those of an ended
+// connection rather than of one whose end is still on its way (those
+// complete too, but a transport may take its ResponseTimeout for them).
+func (w *lcWorld) awaitEnd(s *lcSide) {
+	c, cancel := ctxTimeout()
+	defer cancel()
+	s.c.NotifyDisconnect(c)
 }
 
 // expectPrePostedCanceled checks that the Receives the world posted before
@@ -157,7 +174,7 @@ func (w *lcWorld) laterCalls(s *lcSide) {
 		return s.c.NotifyDisconnect(c)
 	}, nd.ErrCanceled)
 	check("Reject", conn, func() error { return s.c.Reject(nil) }, nd.ErrConnectionInvalid)
-	check("CompleteConnect", conn, func() error { return s.c.CompleteConnect(ctx) }, nd.ErrConnectionInvalid)
+	check("CompleteConnect", conn, func() error { return s.c.CompleteConnect(ctx) }, nd.ErrConnectionInvalid, nd.ErrConnectionAborted)
 	check("Accept", conn, func() error { return s.c.Accept(ctx, s.ep, nil) },
 		nd.ErrConnectionInvalid, nd.ErrConnectionActive, nd.ErrInvalidParameter1)
 	check("Connect", conn, func() error {

@@ -34,7 +34,10 @@ type endpoint struct {
 	connected atomic.Bool
 	termOnce  sync.Once
 
+	closeOnce sync.Once // Close runs once; concurrent callers wait for it
+
 	mu       sync.Mutex // posting
+	closing  bool       // Close started: posts are refused
 	closed   bool
 	qp       cQP
 	qpn      uint32
@@ -116,7 +119,7 @@ func (e *endpoint) release() {
 func (e *endpoint) attach(id cID) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.closed || e.qp != nil || e.dead.Load() {
+	if e.closing || e.qp != nil || e.dead.Load() {
 		return &nd.OpError{Op: "Connect", Status: nd.ErrInvalidDeviceState}
 	}
 	qp, qpn, inl, err := createQP(e.a.pd, e.out.hw, e.in.hw, e.lim.OutboundEntries*e.perRead(), e.lim.InboundEntries,
@@ -237,7 +240,7 @@ func (e *endpoint) fail(r *ring, x *rec, st nd.Status) {
 // isClosed reports whether the endpoint, its connector or one of its queues
 // closed: a post is then refused (docs/semantics.md, "Closing objects").
 func (e *endpoint) isClosed() bool {
-	return e.closed || e.c.shut.Load() || e.in.shut.Load() || e.out.shut.Load()
+	return e.closing || e.c.shut.Load() || e.in.shut.Load() || e.out.shut.Load()
 }
 
 func (e *endpoint) checkPost(res *nd.Result, op string) error {
@@ -532,24 +535,25 @@ func (e *endpoint) SubmitRequestBatch() {
 // MaxInlineData implements nd.Endpoint.
 func (e *endpoint) MaxInlineData() int { return e.inline }
 
-// Close implements nd.Endpoint.
+// Close implements nd.Endpoint. It may be called concurrently (by the
+// application, the endpoint's connector, its queues and its adapter): the
+// first call closes, the others wait for it.
 func (e *endpoint) Close() error {
-	e.mu.Lock()
-	if e.closed {
+	e.closeOnce.Do(func() {
+		e.mu.Lock()
+		e.closing = true
 		e.mu.Unlock()
-		return nil
-	}
-	e.mu.Unlock()
-	e.terminate()
-	e.destroyQP()
-	e.mu.Lock()
-	e.closed = true
-	e.mu.Unlock()
-	e.c.endpointClosed(e)
-	e.release()
-	e.a.mu.Lock()
-	delete(e.a.eps, e)
-	e.a.mu.Unlock()
+		e.terminate()
+		e.destroyQP()
+		e.mu.Lock()
+		e.closed = true
+		e.mu.Unlock()
+		e.c.endpointClosed(e)
+		e.release()
+		e.a.mu.Lock()
+		delete(e.a.eps, e)
+		e.a.mu.Unlock()
+	})
 	return nil
 }
 
