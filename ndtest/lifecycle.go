@@ -103,7 +103,7 @@ func mustWorld(t *testing.T, p nd.Provider, shared bool) *lcWorld {
 	t.Helper()
 	w, err := newLCWorld(t, p, shared)
 	if err != nil {
-		t.Fatalf("setting up: %v", err)
+		t.Fatalf("%v", err)
 	}
 	t.Cleanup(func() { w.closeEverything(nil) })
 	return w

@@ -138,7 +138,7 @@ func runProgram(t testing.TB, p nd.Provider, prog []byte, name string) *lcWorld 
 	order := slicesPermutation(lcAllObjects, prog)
 	w, err := newLCWorld(t, p, shared)
 	if err != nil {
-		t.Fatalf("%s: setting up: %v", name, err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	var per [lcGoroutines][]int
 	for i := 0; i+1 < len(prog); i += 2 {

@@ -128,13 +128,6 @@ func (s *lcSide) close(o lcObject) error {
 	return err
 }
 
-// closeAll closes every object of the side, in order.
-func (s *lcSide) closeAll(order []lcObject) {
-	for _, o := range order {
-		s.close(o)
-	}
-}
-
 // lcWorld is a connected pair and the ledger of its requests.
 type lcWorld struct {
 	t               testing.TB
@@ -196,7 +189,7 @@ const (
 func newLCWorld(t testing.TB, p nd.Provider, shared bool) (*lcWorld, error) {
 	addrs, err := p.Addresses()
 	if err != nil || len(addrs) == 0 {
-		return nil, fmt.Errorf("Addresses() = %v, %v", addrs, err)
+		return nil, fmt.Errorf("setting up: Addresses() = %v, %v", addrs, err)
 	}
 	second := addrs[0]
 	if len(addrs) > 1 {
@@ -218,29 +211,29 @@ func newLCWorld(t testing.TB, p nd.Provider, shared bool) (*lcWorld, error) {
 			addr = second
 		}
 		if s.a, err = p.OpenAdapter(addr); err != nil {
-			return nil, fmt.Errorf("OpenAdapter: %w", err)
+			return nil, fmt.Errorf("setting up: OpenAdapter: %w", err)
 		}
 		if s.in, err = s.a.CreateCompletionQueue(lcCQEntries); err != nil {
-			return nil, fmt.Errorf("CreateCompletionQueue: %w", err)
+			return nil, fmt.Errorf("setting up: CreateCompletionQueue: %w", err)
 		}
 		s.out = s.in
 		if !shared {
 			if s.out, err = s.a.CreateCompletionQueue(lcCQEntries); err != nil {
-				return nil, fmt.Errorf("CreateCompletionQueue: %w", err)
+				return nil, fmt.Errorf("setting up: CreateCompletionQueue: %w", err)
 			}
 		}
 		if s.c, err = s.a.CreateConnector(); err != nil {
-			return nil, fmt.Errorf("CreateConnector: %w", err)
+			return nil, fmt.Errorf("setting up: CreateConnector: %w", err)
 		}
 		s.buf = make([]byte, lcBuf)
 		c, cancel := context.WithTimeout(context.Background(), Timeout)
 		s.mr, err = s.a.RegisterMemory(c, s.buf)
 		cancel()
 		if err != nil {
-			return nil, fmt.Errorf("RegisterMemory: %w", err)
+			return nil, fmt.Errorf("setting up: RegisterMemory: %w", err)
 		}
 		if s.mw, err = s.a.CreateMemoryWindow(nil); err != nil {
-			return nil, fmt.Errorf("CreateMemoryWindow: %w", err)
+			return nil, fmt.Errorf("setting up: CreateMemoryWindow: %w", err)
 		}
 	}
 	if err := w.connect(); err != nil {
@@ -258,7 +251,7 @@ func newLCWorld(t testing.TB, p nd.Provider, shared bool) (*lcWorld, error) {
 		desc, err := s.ep.Bind(res, s.mr, s.mw, s.buf[lcBuf/2:], nd.FlagAllowRead|nd.FlagAllowWrite)
 		w.ledger.posted(res, err)
 		if err != nil {
-			return nil, fmt.Errorf("Bind: %w", err)
+			return nil, fmt.Errorf("setting up: Bind: %w", err)
 		}
 		w.peer(s).remote = desc
 	}
@@ -279,10 +272,10 @@ func (w *lcWorld) connect() error {
 	a, b := w.active, w.passive
 	var err error
 	if a.ep, err = a.c.CreateEndpoint(a.in, a.out, lcLimits); err != nil {
-		return fmt.Errorf("CreateEndpoint: %w", err)
+		return fmt.Errorf("setting up: CreateEndpoint: %w", err)
 	}
 	if b.l, err = b.a.Listen(0, Protocol, 0); err != nil {
-		return fmt.Errorf("Listen: %w", err)
+		return fmt.Errorf("setting up: Listen: %w", err)
 	}
 	c, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
@@ -297,7 +290,7 @@ func (w *lcWorld) connect() error {
 	if err := b.l.GetConnectionRequest(c, b.c); err != nil {
 		cancel()
 		<-connected
-		return fmt.Errorf("GetConnectionRequest: %w", err)
+		return fmt.Errorf("setting up: GetConnectionRequest: %w", err)
 	}
 	if b.ep, err = b.c.CreateEndpoint(b.in, b.out, lcLimits); err != nil {
 		cancel()
@@ -307,10 +300,10 @@ func (w *lcWorld) connect() error {
 	if err := b.c.Accept(c, b.ep, nil); err != nil {
 		cancel()
 		<-connected
-		return fmt.Errorf("Accept: %w", err)
+		return fmt.Errorf("setting up: Accept: %w", err)
 	}
 	if err := <-connected; err != nil {
-		return fmt.Errorf("Connect: %w", err)
+		return fmt.Errorf("setting up: Connect: %w", err)
 	}
 	return nil
 }
