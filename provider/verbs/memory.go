@@ -124,7 +124,7 @@ func (a *Adapter) AllocMemory(n int) (nd.MemoryRegion, error) {
 func (a *Adapter) DeregisterMemory(ctx context.Context, mr nd.MemoryRegion) error {
 	r, ok := mr.(*memRegion)
 	if !ok || r.a != a {
-		return &nd.OpError{Op: "DeregisterMemory", Status: nd.ErrInvalidParameter2}
+		return &nd.OpError{Op: "DeregisterMemory", Status: nd.ErrInvalidParameter1}
 	}
 	if a.isClosed() {
 		return nil // cleanup: Close deregistered the adapter's regions
@@ -133,7 +133,7 @@ func (a *Adapter) DeregisterMemory(ctx context.Context, mr nd.MemoryRegion) erro
 		return &nd.OpError{Op: "DeregisterMemory", Status: nd.ErrDeviceBusy}
 	}
 	if !a.deregister(r) {
-		return &nd.OpError{Op: "DeregisterMemory", Status: nd.ErrInvalidParameter2}
+		return &nd.OpError{Op: "DeregisterMemory", Status: nd.ErrInvalidParameter1}
 	}
 	return nil
 }
