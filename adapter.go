@@ -29,7 +29,9 @@ type Adapter interface {
 	// DeregisterMemory ends a registration. It returns ErrDeviceBusy while a
 	// memory window is bound inside the region, and waits for transfers in
 	// progress on the region to finish. After it returns, requests that
-	// name the region complete with ErrAccessViolation.
+	// name the region complete with ErrAccessViolation. Deregistering
+	// twice is ErrInvalidParameter1; after the adapter closed it returns
+	// nil (cleanup).
 	DeregisterMemory(ctx context.Context, mr MemoryRegion) error
 
 	// CreateMemoryWindow creates an unbound memory window. invalidateResult
@@ -51,10 +53,13 @@ type Adapter interface {
 	// for the protocol is ErrAddressAlreadyExists.
 	Listen(backlog, protocol int, port uint16) (Listener, error)
 
-	// Close closes the adapter: every listener is closed, every connection
-	// is torn down (outstanding requests complete with ErrCanceled), blocked
-	// calls return ErrCanceled, and later calls on the adapter and its
-	// objects return ErrDeviceRemoved. Close is idempotent.
+	// Close closes the adapter and every listener, connector, endpoint and
+	// completion queue made from it: connections are torn down, the
+	// endpoints' outstanding requests complete with ErrCanceled into their
+	// queues (GetResults still returns them), blocked calls return
+	// ErrCanceled, and later calls on the adapter and its objects return
+	// ErrDeviceRemoved, except Close (nil), GetResults and
+	// DeregisterMemory. Close is idempotent.
 	Close() error
 }
 
@@ -65,7 +70,9 @@ type CompletionQueue interface {
 	// requests, the very pointers given when posting, after their Status
 	// and BytesTransferred were written; it returns how many it filled and
 	// never blocks. Per endpoint, outbound requests come back in post order
-	// and Receives in post order. It allocates nothing.
+	// and Receives in post order. It allocates nothing. After Close (the
+	// queue's or the adapter's) it still returns what the queue holds, the
+	// last completions of the requests accepted before, then 0.
 	GetResults(results []*Result) int
 
 	// Notify arms the queue and blocks until it fires: NotifyAny on the next
@@ -75,15 +82,20 @@ type CompletionQueue interface {
 	// fired a notification, fires it at once. One firing completes every
 	// Notify waiting at that moment. Notify returns nil when it fired,
 	// ErrBufferOverflow if the queue overran (the queue and its endpoints
-	// are then unusable), and ErrCanceled when ctx ends or the queue is
-	// closed.
+	// are then unusable), and ErrCanceled when ctx ends or the queue
+	// closes while it waits. Called after the queue closed it returns
+	// ErrInvalidHandle (ErrDeviceRemoved after the adapter closed).
 	Notify(ctx context.Context, typ NotifyType) error
 
 	// Resize changes the capacity to entries without losing completions;
 	// ErrBufferOverflow if fewer than the completions queued now,
-	// ErrInvalidParameter beyond MaxCQEntries.
+	// ErrInvalidParameter beyond MaxCQEntries; after Close, as Notify.
 	Resize(entries int) error
 
-	// Close closes the queue; waiting Notify calls return ErrCanceled.
+	// Close closes the queue: waiting Notify calls return ErrCanceled, and
+	// every endpoint that uses the queue is closed, so that its outstanding
+	// requests complete with ErrCanceled (those of this queue's direction
+	// into this queue, which keeps taking them) and later posts on it
+	// return ErrInvalidHandle. Close is idempotent.
 	Close() error
 }

@@ -9,14 +9,17 @@ import (
 // accepts (GetConnectionRequest, Accept) one connection, owns the one
 // endpoint created through it, and tears the connection down. Its methods are
 // safe for concurrent use; blocking calls end with ErrCanceled when their
-// context ends or the connector is closed.
+// context ends or the connector closes while they wait. Every call made after
+// Close returns ErrInvalidHandle (ErrDeviceRemoved after the adapter closed).
 type Connector interface {
 	// CreateEndpoint creates the connector's endpoint. inbound receives
 	// Receive completions, outbound all others; they may be the same queue.
 	// A queue that is nil or from another adapter is ErrInvalidParameter1 or
 	// 2; limits beyond the adapter's are ErrInvalidParameter3 to 8 (see
-	// EndpointLimits). A second endpoint on one connector is
-	// ErrNotSupported. Receives may be posted at once, before connecting.
+	// EndpointLimits); a closed queue is ErrInvalidParameter1 or 2 too. A
+	// connector has one endpoint at a time: a second while the first is
+	// open is ErrNotSupported; once it is closed a new one may be made.
+	// Receives may be posted at once, before connecting.
 	CreateEndpoint(inbound, outbound CompletionQueue, limits EndpointLimits) (Endpoint, error)
 
 	// Connect asks the listener at remote for a connection with the given
@@ -77,9 +80,10 @@ type Connector interface {
 	// NotifyDisconnect returns. ErrConnectionInvalid if not connected.
 	Disconnect(ctx context.Context) error
 
-	// Close releases the connector: a connection still up is torn down as by
-	// Disconnect, a pending request is rejected, blocked calls return
-	// ErrCanceled. Close is idempotent.
+	// Close releases the connector and closes its endpoint: a connection
+	// still up is torn down as by Disconnect, the endpoint's outstanding
+	// requests complete with ErrCanceled, a pending request is rejected,
+	// blocked calls return ErrCanceled. Close is idempotent.
 	Close() error
 }
 
@@ -88,13 +92,16 @@ type Listener interface {
 	// GetConnectionRequest binds the next incoming connection request to c,
 	// a fresh connector of the same adapter, blocking until one arrives.
 	// Several calls may wait at once; requests are handed out first come,
-	// first served. ErrCanceled when ctx ends or the listener closes.
+	// first served. ErrCanceled when ctx ends or the listener (or c)
+	// closes while it waits; ErrInvalidHandle when called after the
+	// listener closed, ErrInvalidParameter1 for a closed c.
 	GetConnectionRequest(ctx context.Context, c Connector) error
 
 	// Port is the port the listener listens on.
 	Port() uint16
 
 	// Close stops listening: waiting GetConnectionRequest calls return
-	// ErrCanceled and later connection requests are refused.
+	// ErrCanceled and requests waiting in the backlog, and later ones, are
+	// refused. Close is idempotent.
 	Close() error
 }

@@ -25,4 +25,24 @@
 // Statuses are ND's numeric values (type Status, an error). An error
 // completion terminates the connection, and every other outstanding request
 // of that endpoint then completes with ErrCanceled.
+//
+// # Closing
+//
+// A posting call that returns nil is followed by exactly one completion,
+// whatever is closed, in whatever order, concurrently with posts and polls
+// (docs/semantics.md has the full table):
+//
+//   - Closing an object closes the objects made from it (an Adapter: its
+//     listeners, connectors, endpoints and completion queues; a Connector:
+//     its endpoint) and, for a CompletionQueue, the endpoints that use it.
+//   - The requests outstanding on an endpoint that closes complete
+//     ErrCanceled, into its completion queues; a queue that closed still
+//     takes them, and GetResults still returns what a closed queue holds.
+//   - A call made after its object, or one it depends on, closed returns at
+//     once and queues nothing: ErrDeviceRemoved once the adapter closed,
+//     ErrInvalidHandle otherwise. A call waiting when the close happens
+//     returns ErrCanceled. A closed object given as a parameter is
+//     ErrInvalidParameterN, N its position.
+//   - Close is idempotent and returns nil; GetResults and DeregisterMemory,
+//     cleanup, work after the adapter closed.
 package nd

@@ -22,7 +22,9 @@ package nd
 // MaxInlineData, ErrNoMoreEntries when the queue is full, and
 // ErrInvalidParameter1 for a nil Result. A scatter/gather entry outside its
 // registration, or naming a region that is deregistered or of another
-// adapter, completes the request with ErrAccessViolation.
+// adapter, completes the request with ErrAccessViolation. Every call after the
+// endpoint, its connector or one of its queues closed returns ErrInvalidHandle
+// (ErrDeviceRemoved after the adapter closed) and queues nothing.
 type Endpoint interface {
 	// Send sends the bytes of sgl as one message, consumed by the oldest
 	// Receive the peer posted. A zero-length Send completes a peer Receive
@@ -83,8 +85,10 @@ type Endpoint interface {
 	// MaxInlineData is the inline data size granted to the endpoint.
 	MaxInlineData() int
 
-	// Close releases the endpoint; a connection still up is torn down and
-	// outstanding requests complete with ErrCanceled.
+	// Close releases the endpoint: a connection still up is torn down,
+	// outstanding requests complete with ErrCanceled into the endpoint's
+	// queues, a Connect or Accept using it returns ErrCanceled, and the
+	// connector may create a new endpoint. Close is idempotent.
 	Close() error
 }
 
@@ -98,6 +102,8 @@ type MemoryRegion interface {
 // MemoryWindow is a window created by Adapter.CreateMemoryWindow
 // (INDMemoryWindow). It is safe for concurrent use.
 type MemoryWindow interface {
-	// Close releases the window, invalidating it if it is bound.
+	// Close releases the window, invalidating it if it is bound. Bind and
+	// Invalidate naming a closed window return ErrInvalidParameter3 and
+	// ErrInvalidParameter2. Close is idempotent.
 	Close() error
 }

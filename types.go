@@ -26,7 +26,9 @@ type Result struct {
 // may live anywhere, and may be reused as soon as the posting call returns;
 // the request's inline bytes may not exceed the endpoint's MaxInlineData.
 // Inline data is legal for Send, SendAndInvalidate and Write, not for Receive
-// and Read.
+// and Read: there an entry without a Region names no registration, and the
+// request completes with ErrAccessViolation, as for an entry outside its
+// registration.
 //
 // A scatter/gather list ([]SGE) is only read during the posting call; posting
 // with a list the caller keeps and reuses allocates nothing.

@@ -62,8 +62,11 @@ func (a *Adapter) CreateCompletionQueue(entries int) (nd.CompletionQueue, error)
 	}
 	q := newCQ(a, entries)
 	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed.Load() { // Close took its list already
+		return nil, nd.ErrDeviceRemoved
+	}
 	a.cqs[q] = struct{}{}
-	a.mu.Unlock()
 	return q, nil
 }
 
@@ -93,6 +96,12 @@ func (a *Adapter) DeregisterMemory(ctx context.Context, mr nd.MemoryRegion) erro
 	if !ok || r == nil || r.a != a {
 		return nd.ErrInvalidParameter1
 	}
+	if a.closed.Load() {
+		// Cleanup succeeds: the adapter's connections, and with them its
+		// windows, ended when it closed.
+		r.registered.Store(false)
+		return nil
+	}
 	a.windowMu.Lock()
 	defer a.windowMu.Unlock()
 	if r.windows.Load() > 0 {
@@ -119,8 +128,11 @@ func (a *Adapter) CreateConnector() (nd.Connector, error) {
 	}
 	c := newConnector(a)
 	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed.Load() {
+		return nil, nd.ErrDeviceRemoved
+	}
 	a.connectors[c] = struct{}{}
-	a.mu.Unlock()
 	return c, nil
 }
 
@@ -141,12 +153,19 @@ func (a *Adapter) Listen(backlog, protocol int, port uint16) (nd.Listener, error
 	}
 	l.port = p
 	a.mu.Lock()
+	if a.closed.Load() {
+		a.mu.Unlock()
+		l.Close()
+		return nil, nd.ErrDeviceRemoved
+	}
 	a.listeners[l] = struct{}{}
 	a.mu.Unlock()
 	return l, nil
 }
 
-// Close implements nd.Adapter.
+// Close implements nd.Adapter: listeners first (no new requests), then
+// connectors, which close their endpoints (their requests complete
+// ErrCanceled into the queues), then the queues.
 func (a *Adapter) Close() error {
 	if a.closed.Swap(true) {
 		return nil
@@ -180,6 +199,12 @@ func (a *Adapter) Close() error {
 func (a *Adapter) forget(c *Connector) {
 	a.mu.Lock()
 	delete(a.connectors, c)
+	a.mu.Unlock()
+}
+
+func (a *Adapter) forgetCQ(q *CQ) {
+	a.mu.Lock()
+	delete(a.cqs, q)
 	a.mu.Unlock()
 }
 

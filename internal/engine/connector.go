@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 
 	"github.com/godirect/nd"
 )
@@ -31,9 +32,10 @@ type Connector struct {
 	changed      chan struct{} // closed and replaced on every change of state
 	state        connState
 	closed       bool
-	rejected     bool      // the peer refused the last attempt
-	abortStatus  nd.Status // why the link of an aborted attempt closed
-	disconnected bool      // Disconnect was called
+	shut         atomic.Bool // mirrors closed for the endpoint's checks without mu
+	rejected     bool        // the peer refused the last attempt
+	abortStatus  nd.Status   // why the link of an aborted attempt closed
+	disconnected bool        // Disconnect was called
 	ep           *Endpoint
 	cur          *attempt // the attempt events are accepted from
 	link         Link
@@ -42,12 +44,24 @@ type Connector struct {
 	peerIRD, peerORD int
 	peerData         []byte
 	local, remote    netip.AddrPort
+
+	// waitingOn is the listener whose GetConnectionRequest waits to bind a
+	// request to this connector, so that Close can end that wait.
+	waitingOn *Listener
 }
 
 var _ nd.Connector = (*Connector)(nil)
 
 func newConnector(a *Adapter) *Connector {
 	return &Connector{a: a, changed: make(chan struct{})}
+}
+
+// closedStatus is the status of a call on c once c or its adapter closed,
+// or Success.
+func (c *Connector) closedStatus() nd.Status {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.a.closedStatus(c.closed)
 }
 
 func (c *Connector) signalLocked() {
@@ -81,8 +95,8 @@ func (c *Connector) waitLocked(ctx context.Context, op string, done func() bool)
 // CreateEndpoint implements nd.Connector.
 func (c *Connector) CreateEndpoint(inbound, outbound nd.CompletionQueue, limits nd.EndpointLimits) (nd.Endpoint, error) {
 	a := c.a
-	if a.closed.Load() {
-		return nil, nd.ErrDeviceRemoved
+	if st := c.closedStatus(); st != nd.Success {
+		return nil, st
 	}
 	in, ok := inbound.(*CQ)
 	if !ok || in == nil || in.a != a {
@@ -109,24 +123,29 @@ func (c *Connector) CreateEndpoint(inbound, outbound nd.CompletionQueue, limits 
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if st := a.closedStatus(c.closed); st != nd.Success {
+		return nil, st
+	}
 	if c.ep != nil {
-		return nil, nd.ErrNotSupported
+		return nil, nd.ErrNotSupported // one endpoint at a time
 	}
-	if c.closed {
-		return nil, nd.ErrInvalidDeviceState
+	ep, err := newEndpoint(a, c, in, out, limits)
+	if err != nil {
+		return nil, err
 	}
-	c.ep = newEndpoint(a, c, in, out, limits)
-	return c.ep, nil
+	c.ep = ep
+	return ep, nil
 }
 
 // Connect implements nd.Connector.
 func (c *Connector) Connect(ctx context.Context, ep nd.Endpoint, remote netip.AddrPort, protocol int, localPort uint16, privateData []byte) error {
-	if c.a.closed.Load() {
-		return nd.ErrDeviceRemoved
-	}
 	e, _ := ep.(*Endpoint)
 	c.mu.Lock()
 	switch {
+	case c.a.closedStatus(c.closed) != nd.Success:
+		st := c.a.closedStatus(c.closed)
+		c.mu.Unlock()
+		return st
 	case e == nil || e != c.ep:
 		c.mu.Unlock()
 		return nd.ErrInvalidParameter1
@@ -134,7 +153,7 @@ func (c *Connector) Connect(ctx context.Context, ep nd.Endpoint, remote netip.Ad
 		c.state == connRequested || c.state == connAccepting:
 		c.mu.Unlock()
 		return nd.ErrConnectionActive
-	case c.state == connEnded || c.closed:
+	case c.state == connEnded:
 		c.mu.Unlock()
 		return nd.ErrInvalidDeviceState
 	case !remote.Addr().IsValid() || remote.Port() == 0:
@@ -212,6 +231,10 @@ var errPeerShort = errors.New("the connection's setup ran out of file descriptor
 // CompleteConnect implements nd.Connector.
 func (c *Connector) CompleteConnect(ctx context.Context) error {
 	c.mu.Lock()
+	if st := c.a.closedStatus(c.closed); st != nd.Success {
+		c.mu.Unlock()
+		return st
+	}
 	switch c.state {
 	case connReplied:
 	case connAborted:
@@ -232,8 +255,15 @@ func (c *Connector) CompleteConnect(ctx context.Context) error {
 	c.signalLocked()
 	c.mu.Unlock()
 	if err := ep.attach(link, ird, ord); err != nil {
+		// The endpoint closed meanwhile.
+		c.mu.Lock()
+		if c.state == connConnected {
+			c.state = connEnded
+			c.signalLocked()
+		}
+		c.mu.Unlock()
 		link.Close(nd.ErrConnectionAborted)
-		return err
+		return &nd.OpError{Op: "CompleteConnect", Status: nd.ErrCanceled, Err: err}
 	}
 	ep.ready()
 	if err := link.Ready(); err != nil {
@@ -245,12 +275,13 @@ func (c *Connector) CompleteConnect(ctx context.Context) error {
 
 // Accept implements nd.Connector.
 func (c *Connector) Accept(ctx context.Context, ep nd.Endpoint, privateData []byte) error {
-	if c.a.closed.Load() {
-		return nd.ErrDeviceRemoved
-	}
 	e, _ := ep.(*Endpoint)
 	c.mu.Lock()
 	switch {
+	case c.a.closedStatus(c.closed) != nd.Success:
+		st := c.a.closedStatus(c.closed)
+		c.mu.Unlock()
+		return st
 	case e == nil || e != c.ep:
 		c.mu.Unlock()
 		return nd.ErrInvalidParameter1
@@ -275,9 +306,10 @@ func (c *Connector) Accept(ctx context.Context, ep nd.Endpoint, privateData []by
 
 	// Attach first, so that the active side's first Send finds the endpoint.
 	if err := e.attach(link, ird, ord); err != nil {
+		// The endpoint closed meanwhile.
 		c.fail(t, connAborted)
 		link.Close(nd.ErrConnectionAborted)
-		return err
+		return &nd.OpError{Op: "Accept", Status: nd.ErrCanceled, Err: err}
 	}
 	if err := link.Accept(ird, ord, privateData); err != nil {
 		e.detach()
@@ -287,7 +319,7 @@ func (c *Connector) Accept(ctx context.Context, ep nd.Endpoint, privateData []by
 	}
 	c.mu.Lock()
 	err := c.waitLocked(ctx, "Accept", func() bool { return c.cur != t || c.state != connAccepting })
-	state, rejected := c.state, c.rejected
+	state, rejected, abandoned := c.state, c.rejected, c.cur != t
 	if err != nil && c.cur == t && c.state == connAccepting {
 		c.state = connAborted
 		c.signalLocked()
@@ -298,6 +330,10 @@ func (c *Connector) Accept(ctx context.Context, ep nd.Endpoint, privateData []by
 		e.detach()
 		link.Close(nd.ErrConnectionAborted)
 		return err
+	case abandoned:
+		// The endpoint or the connector closed while this call waited.
+		link.Close(nd.ErrConnectionAborted)
+		return &nd.OpError{Op: "Accept", Status: nd.ErrCanceled}
 	case state == connConnected || state == connEnded:
 		return nil
 	case rejected:
@@ -320,6 +356,9 @@ func (c *Connector) fail(t *attempt, s connState) {
 
 // Reject implements nd.Connector.
 func (c *Connector) Reject(privateData []byte) error {
+	if st := c.closedStatus(); st != nd.Success {
+		return st
+	}
 	if len(privateData) > c.a.info.MaxCalleeData {
 		return nd.ErrInvalidBufferSize
 	}
@@ -349,6 +388,9 @@ func (c *Connector) Reject(privateData []byte) error {
 func (c *Connector) GetConnectionData(privateData []byte) (nd.ConnectionData, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if st := c.a.closedStatus(c.closed); st != nd.Success {
+		return nd.ConnectionData{}, st
+	}
 	if !c.havePeer {
 		return nd.ConnectionData{}, nd.ErrConnectionInvalid
 	}
@@ -368,6 +410,9 @@ func (c *Connector) GetConnectionData(privateData []byte) (nd.ConnectionData, er
 func (c *Connector) GetLocalAddress() (netip.AddrPort, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if st := c.a.closedStatus(c.closed); st != nd.Success {
+		return netip.AddrPort{}, st
+	}
 	if !c.local.IsValid() || (c.state != connConnected && c.state != connReplied &&
 		c.state != connRequested && c.state != connAccepting) {
 		return netip.AddrPort{}, nd.ErrConnectionInvalid
@@ -379,6 +424,9 @@ func (c *Connector) GetLocalAddress() (netip.AddrPort, error) {
 func (c *Connector) GetPeerAddress() (netip.AddrPort, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if st := c.a.closedStatus(c.closed); st != nd.Success {
+		return netip.AddrPort{}, st
+	}
 	if !c.remote.IsValid() || (c.state != connConnected && c.state != connReplied &&
 		c.state != connRequested && c.state != connAccepting) {
 		return netip.AddrPort{}, nd.ErrConnectionInvalid
@@ -390,6 +438,9 @@ func (c *Connector) GetPeerAddress() (netip.AddrPort, error) {
 func (c *Connector) NotifyDisconnect(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if st := c.a.closedStatus(c.closed); st != nd.Success {
+		return st
+	}
 	switch c.state {
 	case connEnded:
 		return nil
@@ -403,6 +454,10 @@ func (c *Connector) NotifyDisconnect(ctx context.Context) error {
 // Disconnect implements nd.Connector.
 func (c *Connector) Disconnect(ctx context.Context) error {
 	c.mu.Lock()
+	if st := c.a.closedStatus(c.closed); st != nd.Success {
+		c.mu.Unlock()
+		return st
+	}
 	state, ep, again := c.state, c.ep, c.disconnected
 	if state == connConnected || state == connEnded {
 		c.disconnected = true
@@ -427,13 +482,17 @@ func (c *Connector) Close() error {
 		return nil
 	}
 	c.closed = true
-	state, ep, link := c.state, c.ep, c.link
-	c.cur = nil
+	c.shut.Store(true)
+	state, ep, link, l := c.state, c.ep, c.link, c.waitingOn
+	c.cur, c.waitingOn = nil, nil
 	c.signalLocked()
 	c.mu.Unlock()
+	if l != nil {
+		l.cancelWait(c)
+	}
 	switch state {
 	case connConnected:
-		ep.terminate(nd.Success)
+		ep.terminate(nd.Success) // gracefully, as Disconnect
 	case connRequested:
 		link.Reject(nil)
 		link.Close(nd.ErrConnectionRefused)
@@ -441,12 +500,41 @@ func (c *Connector) Close() error {
 		if link != nil {
 			link.Close(nd.ErrConnectionAborted)
 		}
-		if ep != nil {
-			ep.detach()
-		}
+	}
+	if ep != nil {
+		ep.close(nd.ErrCanceled)
 	}
 	c.a.forget(c)
 	return nil
+}
+
+// endpointClosed records that ep, c's endpoint, closed: a connection
+// attempt it was part of is abandoned (a waiting Connect or Accept returns
+// ErrCanceled, the peer sees the attempt aborted), and CreateEndpoint may
+// make a new endpoint. A request bound by GetConnectionRequest and not yet
+// accepted stays: a new endpoint may accept it.
+func (c *Connector) endpointClosed(ep *Endpoint) {
+	c.mu.Lock()
+	if c.ep != ep {
+		c.mu.Unlock()
+		return
+	}
+	c.ep = nil
+	var link Link
+	if !c.closed {
+		switch c.state {
+		case connConnecting, connReplied, connAccepting:
+			link = c.link
+			c.state, c.cur, c.link = connIdle, nil, nil
+		case connConnected:
+			c.state = connEnded
+		}
+	}
+	c.signalLocked()
+	c.mu.Unlock()
+	if link != nil {
+		link.Close(nd.ErrConnectionAborted)
+	}
 }
 
 // ended records that the connection of c's endpoint ended.
@@ -558,6 +646,9 @@ func (t *attempt) Closed(status nd.Status) {
 	}
 	c.signalLocked()
 	c.mu.Unlock()
+	if ep == nil {
+		return
+	}
 	switch state {
 	case connAccepting:
 		ep.detach()

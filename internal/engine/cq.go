@@ -20,7 +20,14 @@ type CQ struct {
 	head, size int
 
 	overrun bool // the queue overran: it and its endpoints are dead
-	closed  bool
+	// closed: Close was called. The queue still takes the completions of
+	// requests accepted before (its endpoints are closed, so no new ones
+	// come) and GetResults still hands them back.
+	closed bool
+	// shut mirrors closed for the endpoints' checks without mu: it is set
+	// when Close starts, so a post after any Close of the queue returned
+	// is refused, also while another Close call is still closing them.
+	shut atomic.Bool
 
 	// Completions that arrived since the queue was last drained and have
 	// not fired a notification yet.
@@ -67,12 +74,13 @@ func newCQ(a *Adapter, entries int) *CQ {
 	return &CQ{a: a, ring: make([]completion, entries)}
 }
 
-// push queues res. It reports false if the queue overran or is closed; the
-// completion is then lost, as on hardware, and the caller's endpoint is
-// terminated. Overrun terminates every endpoint that uses the queue.
+// push queues res. It reports false if the queue overran; the completion
+// is then lost, as on hardware, and the caller's endpoint is terminated.
+// Overrun terminates every endpoint that uses the queue. A closed queue
+// still takes completions: they are of requests accepted before it closed.
 func (q *CQ) push(res *nd.Result, owner *atomic.Int32, solicited bool) bool {
 	q.mu.Lock()
-	if q.closed || q.overrun {
+	if q.overrun {
 		q.mu.Unlock()
 		owner.Add(-1)
 		return false
@@ -194,12 +202,19 @@ func (q *CQ) watch() {
 func (q *CQ) Notify(ctx context.Context, typ nd.NotifyType) error {
 	// What has arrived already counts: a completion it makes satisfies
 	// this call at once.
+	q.mu.Lock()
+	if st := q.a.closedStatus(q.closed); st != nd.Success {
+		q.mu.Unlock()
+		return st
+	}
+	q.mu.Unlock()
 	q.poll()
 	q.mu.Lock()
 	switch {
 	case q.closed:
+		// Closed while this call polled: it was waiting.
 		q.mu.Unlock()
-		return nd.ErrCanceled
+		return &nd.OpError{Op: "Notify", Status: nd.ErrCanceled}
 	case q.overrun:
 		q.mu.Unlock()
 		return nd.ErrBufferOverflow
@@ -269,13 +284,13 @@ func (q *CQ) Notify(ctx context.Context, typ nd.NotifyType) error {
 
 // Resize implements nd.CompletionQueue.
 func (q *CQ) Resize(entries int) error {
-	if entries < 1 || entries > q.a.info.MaxCQEntries {
-		return nd.ErrInvalidParameter
-	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.closed {
-		return nd.ErrInvalidDeviceState
+	if st := q.a.closedStatus(q.closed); st != nd.Success {
+		return st
+	}
+	if entries < 1 || entries > q.a.info.MaxCQEntries {
+		return nd.ErrInvalidParameter
 	}
 	if entries < q.size {
 		return nd.ErrBufferOverflow
@@ -288,21 +303,38 @@ func (q *CQ) Resize(entries int) error {
 	return nil
 }
 
-// Close implements nd.CompletionQueue.
+// Close implements nd.CompletionQueue: waiting Notify calls return
+// ErrCanceled and every endpoint that uses the queue is closed, so that
+// their outstanding requests complete ErrCanceled (into this queue too,
+// where GetResults still finds them) and later posts are refused.
 func (q *CQ) Close() error {
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	if !q.closed {
-		q.closed = true
-		q.fireLocked(nd.ErrCanceled)
+	if q.closed {
+		q.mu.Unlock()
+		return nil
 	}
+	q.closed = true
+	q.shut.Store(true)
+	q.fireLocked(nd.ErrCanceled)
+	eps := slices.Clone(q.endpoints)
+	q.mu.Unlock()
+	for _, ep := range eps {
+		ep.close(nd.ErrCanceled)
+	}
+	q.a.forgetCQ(q)
 	return nil
 }
 
-func (q *CQ) attach(ep *Endpoint) {
+// attach adds ep to the endpoints that use the queue; it reports false if
+// the queue is closed.
+func (q *CQ) attach(ep *Endpoint) bool {
 	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return false
+	}
 	q.endpoints = append(q.endpoints, ep)
-	q.mu.Unlock()
+	return true
 }
 
 func (q *CQ) detach(ep *Endpoint) {

@@ -36,7 +36,7 @@ type Endpoint struct {
 	readsInFlight int
 	sq, rq        workQueue
 	pumping       bool
-	closed        bool
+	closed        bool // Close (its own, its connector's, a queue's or the adapter's) ran
 
 	// A teardown decided under mu and carried out after unlocking.
 	closePending bool
@@ -47,22 +47,44 @@ type Endpoint struct {
 	// poller is the link's Poller while the link is attached (set and
 	// cleared under mu, read without it by the completion queues).
 	poller atomic.Pointer[Poller]
+
+	// dead mirrors closed for the checks posting makes before taking mu.
+	dead atomic.Bool
+	// ended is set with state epEnded, for Ended.
+	ended atomic.Bool
 }
 
 var _ nd.Endpoint = (*Endpoint)(nil)
 
-func newEndpoint(a *Adapter, c *Connector, in, out *CQ, limits nd.EndpointLimits) *Endpoint {
+// newEndpoint creates an endpoint that uses the queues in and out; it
+// fails with ErrInvalidParameter1 or 2 if one of them is closed.
+func newEndpoint(a *Adapter, c *Connector, in, out *CQ, limits nd.EndpointLimits) (*Endpoint, error) {
 	ep := &Endpoint{
 		a: a, c: c, inCQ: in, outCQ: out, limits: limits, inline: a.info.MaxInlineData,
 		ird: limits.InboundReadLimit, ord: limits.OutboundReadLimit,
 	}
 	ep.sq.init(limits.OutboundEntries, limits.OutboundSGE, ep.inline)
 	ep.rq.init(limits.InboundEntries, limits.InboundSGE, 0)
-	in.attach(ep)
-	if out != in {
-		out.attach(ep)
+	if !in.attach(ep) {
+		return nil, nd.ErrInvalidParameter1
 	}
-	return ep
+	if out != in && !out.attach(ep) {
+		in.detach(ep)
+		return nil, nd.ErrInvalidParameter2
+	}
+	return ep, nil
+}
+
+// usable is the check every call on the endpoint makes first: the status
+// of a call on a closed endpoint (closedStatus), or Success.
+func (ep *Endpoint) usable() nd.Status { return ep.a.closedStatus(ep.isClosed()) }
+
+// isClosed reports whether the endpoint, its connector or one of its
+// queues closed. The flags are set when each Close starts (before the
+// endpoint itself is closed by the cascade), so that a call made after any
+// of those Close calls returned is refused.
+func (ep *Endpoint) isClosed() bool {
+	return ep.dead.Load() || ep.c.shut.Load() || ep.inCQ.shut.Load() || ep.outCQ.shut.Load()
 }
 
 // MaxInlineData implements nd.Endpoint.
@@ -81,6 +103,9 @@ func (ep *Endpoint) SubmitRequestBatch() {}
 
 // Send implements nd.Endpoint.
 func (ep *Endpoint) Send(res *nd.Result, sgl []nd.SGE, flags nd.Flags) error {
+	if st := ep.usable(); st != nd.Success {
+		return st
+	}
 	const allowed = nd.FlagSilentSuccess | nd.FlagReadFence | nd.FlagSendAndSolicitEvent
 	if flags&^allowed != 0 {
 		return nd.ErrInvalidParameter4
@@ -90,6 +115,9 @@ func (ep *Endpoint) Send(res *nd.Result, sgl []nd.SGE, flags nd.Flags) error {
 
 // SendAndInvalidate implements nd.Endpoint.
 func (ep *Endpoint) SendAndInvalidate(res *nd.Result, sgl []nd.SGE, remote nd.MWDescriptor, flags nd.Flags) error {
+	if st := ep.usable(); st != nd.Success {
+		return st
+	}
 	const allowed = nd.FlagSilentSuccess | nd.FlagReadFence | nd.FlagSendAndSolicitEvent
 	if flags&^allowed != 0 {
 		return nd.ErrInvalidParameter5
@@ -99,19 +127,20 @@ func (ep *Endpoint) SendAndInvalidate(res *nd.Result, sgl []nd.SGE, remote nd.MW
 
 // Read implements nd.Endpoint.
 func (ep *Endpoint) Read(res *nd.Result, sgl []nd.SGE, remote nd.MWDescriptor, offset uint64, flags nd.Flags) error {
+	if st := ep.usable(); st != nd.Success {
+		return st
+	}
 	if flags&^(nd.FlagSilentSuccess|nd.FlagReadFence) != 0 {
 		return nd.ErrInvalidParameter6
-	}
-	for i := range sgl {
-		if sgl[i].Region == nil && len(sgl[i].Buffer) > 0 {
-			return nd.ErrInvalidParameter2 // a Read cannot land in inline data
-		}
 	}
 	return ep.postOutbound(OpRead, res, sgl, flags, remote, offset)
 }
 
 // Write implements nd.Endpoint.
 func (ep *Endpoint) Write(res *nd.Result, sgl []nd.SGE, remote nd.MWDescriptor, offset uint64, flags nd.Flags) error {
+	if st := ep.usable(); st != nd.Success {
+		return st
+	}
 	if flags&^(nd.FlagSilentSuccess|nd.FlagReadFence) != 0 {
 		return nd.ErrInvalidParameter6
 	}
@@ -130,7 +159,7 @@ func (ep *Endpoint) postOutbound(op Op, res *nd.Result, sgl []nd.SGE, flags nd.F
 	for i := range sgl {
 		n := len(sgl[i].Buffer)
 		total += n
-		if sgl[i].Region == nil {
+		if sgl[i].Region == nil && op != OpRead {
 			inline += n
 		}
 	}
@@ -154,8 +183,11 @@ func (ep *Endpoint) postOutbound(op Op, res *nd.Result, sgl []nd.SGE, flags nd.F
 	return nil
 }
 
-// admitLocked applies the checks every outbound post shares.
+// admitLocked applies the checks every post shares.
 func (ep *Endpoint) admitLocked(q *workQueue) error {
+	if st := ep.a.closedStatus(ep.closed || ep.isClosed()); st != nd.Success {
+		return st
+	}
 	if (ep.state == epIdle || ep.state == epAccepting) && q == &ep.sq {
 		return nd.ErrConnectionInvalid
 	}
@@ -167,12 +199,18 @@ func (ep *Endpoint) admitLocked(q *workQueue) error {
 
 // fillSGL copies sgl into wr: registered entries are checked against their
 // registration (a failure is reported when the request is processed), inline
-// entries are copied into the request's own buffer.
+// entries are copied into the request's own buffer. A Read cannot land in
+// inline data: such an entry is a bad local entry, as in a Receive.
 func (ep *Endpoint) fillSGL(wr *WorkRequest, sgl []nd.SGE) {
 	used := 0
 	for i := range sgl {
 		e := sgl[i]
-		if e.Region == nil {
+		if e.Region == nil && wr.Op == OpRead {
+			if len(e.Buffer) > 0 {
+				wr.status, wr.preset = nd.ErrAccessViolation, true
+			}
+			e.Buffer = nil
+		} else if e.Region == nil {
 			n := copy(wr.inline[used:], e.Buffer)
 			e.Buffer = wr.inline[used : used+n : used+n]
 			used += n
@@ -211,6 +249,9 @@ func stillRegistered(wr *WorkRequest) bool {
 
 // Receive implements nd.Endpoint.
 func (ep *Endpoint) Receive(res *nd.Result, sgl []nd.SGE) error {
+	if st := ep.usable(); st != nd.Success {
+		return st
+	}
 	if res == nil {
 		return nd.ErrInvalidParameter1
 	}
@@ -249,6 +290,9 @@ func (ep *Endpoint) Receive(res *nd.Result, sgl []nd.SGE) error {
 // the request's completion follows in order with the endpoint's other
 // outbound requests.
 func (ep *Endpoint) Bind(res *nd.Result, mr nd.MemoryRegion, mw nd.MemoryWindow, buf []byte, flags nd.Flags) (nd.MWDescriptor, error) {
+	if st := ep.usable(); st != nd.Success {
+		return nd.MWDescriptor{}, st
+	}
 	if res == nil {
 		return nd.MWDescriptor{}, nd.ErrInvalidParameter1
 	}
@@ -257,7 +301,7 @@ func (ep *Endpoint) Bind(res *nd.Result, mr nd.MemoryRegion, mw nd.MemoryWindow,
 		return nd.MWDescriptor{}, nd.ErrAccessViolation
 	}
 	w, ok := mw.(*Window)
-	if !ok || w == nil || w.a != ep.a {
+	if !ok || w == nil || w.a != ep.a || w.isClosed() {
 		return nd.MWDescriptor{}, nd.ErrInvalidParameter3
 	}
 	if _, ok := within(r.buf, buf); !ok {
@@ -299,11 +343,14 @@ func (ep *Endpoint) Bind(res *nd.Result, mr nd.MemoryRegion, mw nd.MemoryWindow,
 
 // Invalidate implements nd.Endpoint.
 func (ep *Endpoint) Invalidate(res *nd.Result, mw nd.MemoryWindow, flags nd.Flags) error {
+	if st := ep.usable(); st != nd.Success {
+		return st
+	}
 	if res == nil {
 		return nd.ErrInvalidParameter1
 	}
 	w, ok := mw.(*Window)
-	if !ok || w == nil || w.a != ep.a {
+	if !ok || w == nil || w.a != ep.a || w.isClosed() {
 		return nd.ErrInvalidParameter2
 	}
 	if flags&^(nd.FlagSilentSuccess|nd.FlagReadFence) != 0 {
@@ -340,22 +387,38 @@ func (ep *Endpoint) invalidateLocal(w *Window) nd.Status {
 
 // Flush implements nd.Endpoint.
 func (ep *Endpoint) Flush() error {
+	if st := ep.usable(); st != nd.Success {
+		return st
+	}
 	ep.terminate(nd.ErrCanceled)
 	return nil
 }
 
 // Close implements nd.Endpoint.
 func (ep *Endpoint) Close() error {
-	ep.terminate(nd.ErrCanceled)
-	ep.mu.Lock()
-	already := ep.closed
-	ep.closed = true
-	ep.mu.Unlock()
-	if !already {
-		ep.inCQ.detach(ep)
-		if ep.outCQ != ep.inCQ {
-			ep.outCQ.detach(ep)
-		}
-	}
+	ep.close(nd.ErrCanceled)
 	return nil
+}
+
+// close closes the endpoint: the connection ends with status st (Success:
+// gracefully), every request accepted and not completed completes
+// ErrCanceled, later calls return closedStatus, and the connector may make
+// a new endpoint. It is idempotent.
+func (ep *Endpoint) close(st nd.Status) {
+	ep.mu.Lock()
+	if ep.closed {
+		ep.mu.Unlock()
+		return
+	}
+	// One critical section: a post either came before (it is flushed or
+	// owned by the link, which completes it when it closes) or sees closed.
+	ep.closed = true
+	ep.dead.Store(true)
+	ep.endLocked(st)
+	ep.unlock()
+	ep.inCQ.detach(ep)
+	if ep.outCQ != ep.inCQ {
+		ep.outCQ.detach(ep)
+	}
+	ep.c.endpointClosed(ep)
 }

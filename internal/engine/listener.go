@@ -50,12 +50,14 @@ func (l *Listener) Deliver(req ConnRequest, link Link) (LinkEvents, error) {
 	if l.closed {
 		return nil, nd.ErrConnectionRefused
 	}
-	if len(l.waiters) > 0 {
+	for len(l.waiters) > 0 {
 		w := l.waiters[0]
 		l.waiters = l.waiters[1:]
-		bind(t, w.c)
-		w.done <- true
-		return t, nil
+		if bind(t, w.c) {
+			w.done <- true
+			return t, nil
+		}
+		w.done <- false // its connector closed
 	}
 	if l.backlog > 0 && len(l.pending) >= l.backlog {
 		return nil, nd.ErrConnectionRefused
@@ -64,9 +66,14 @@ func (l *Listener) Deliver(req ConnRequest, link Link) (LinkEvents, error) {
 	return t, nil
 }
 
-// bind gives attempt t to connector c.
-func bind(t *attempt, c *Connector) {
+// bind gives attempt t to connector c; it reports false if c is closed.
+func bind(t *attempt, c *Connector) bool {
 	c.mu.Lock()
+	c.waitingOn = nil
+	if c.closed {
+		c.mu.Unlock()
+		return false
+	}
 	c.cur, c.state, c.link, c.rejected = t, connRequested, t.link, false
 	c.havePeer = true
 	c.peerIRD, c.peerORD, c.peerData = t.req.IRD, t.req.ORD, t.req.PrivateData
@@ -80,39 +87,64 @@ func bind(t *attempt, c *Connector) {
 	if aborted {
 		c.fail(t, connAborted)
 	}
+	return true
 }
 
 // GetConnectionRequest implements nd.Listener.
 func (l *Listener) GetConnectionRequest(ctx context.Context, conn nd.Connector) error {
+	l.mu.Lock()
+	st := l.a.closedStatus(l.closed)
+	l.mu.Unlock()
+	if st != nd.Success {
+		return st
+	}
 	c, ok := conn.(*Connector)
 	if !ok || c == nil || c.a != l.a {
 		return nd.ErrInvalidParameter1
 	}
 	c.mu.Lock()
-	busy := c.state != connIdle || c.cur != nil || c.closed
+	closed := c.closed
+	busy := c.state != connIdle || c.cur != nil || c.waitingOn != nil
 	c.mu.Unlock()
-	if busy {
+	switch {
+	case closed:
+		return nd.ErrInvalidParameter1
+	case busy:
 		return nd.ErrInvalidDeviceState
 	}
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
-		return &nd.OpError{Op: "GetConnectionRequest", Status: nd.ErrCanceled}
+		return l.a.closedStatus(true)
 	}
 	for len(l.pending) > 0 {
 		t := l.pending[0]
-		l.pending = l.pending[1:]
 		t.mu.Lock()
 		aborted := t.aborted
 		t.mu.Unlock()
-		if !aborted {
-			bind(t, c)
-			l.mu.Unlock()
-			return nil
+		if aborted {
+			l.pending = l.pending[1:]
+			continue
 		}
+		if !bind(t, c) {
+			l.mu.Unlock()
+			return nd.ErrInvalidParameter1 // c closed meanwhile; t stays pending
+		}
+		l.pending = l.pending[1:]
+		l.mu.Unlock()
+		return nil
 	}
 	w := &connectionRequest{c: c, done: make(chan bool, 1)}
 	l.waiters = append(l.waiters, w)
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		l.waiters = l.waiters[:len(l.waiters)-1]
+		l.mu.Unlock()
+		return &nd.OpError{Op: "GetConnectionRequest", Status: nd.ErrCanceled}
+	}
+	c.waitingOn = l
+	c.mu.Unlock()
 	l.mu.Unlock()
 	select {
 	case ok := <-w.done:
@@ -127,6 +159,11 @@ func (l *Listener) GetConnectionRequest(ctx context.Context, conn nd.Connector) 
 	for i, x := range l.waiters {
 		if x == w {
 			l.waiters = append(l.waiters[:i], l.waiters[i+1:]...)
+			c.mu.Lock()
+			if c.waitingOn == l {
+				c.waitingOn = nil
+			}
+			c.mu.Unlock()
 			return canceled("GetConnectionRequest", ctx.Err())
 		}
 	}
@@ -135,6 +172,20 @@ func (l *Listener) GetConnectionRequest(ctx context.Context, conn nd.Connector) 
 		return nil
 	}
 	return canceled("GetConnectionRequest", ctx.Err())
+}
+
+// cancelWait ends the GetConnectionRequest that waits to bind a request to
+// c (c closed): it returns ErrCanceled.
+func (l *Listener) cancelWait(c *Connector) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, w := range l.waiters {
+		if w.c == c {
+			l.waiters = append(l.waiters[:i], l.waiters[i+1:]...)
+			w.done <- false
+			return
+		}
+	}
 }
 
 // Close implements nd.Listener.
@@ -149,6 +200,11 @@ func (l *Listener) Close() error {
 	l.waiters, l.pending = nil, nil
 	l.mu.Unlock()
 	for _, w := range waiters {
+		w.c.mu.Lock()
+		if w.c.waitingOn == l {
+			w.c.waitingOn = nil
+		}
+		w.c.mu.Unlock()
 		w.done <- false
 	}
 	for _, t := range pending {

@@ -54,6 +54,13 @@ func (w *Window) Close() error {
 	return nil
 }
 
+// isClosed reports whether Close was called.
+func (w *Window) isClosed() bool {
+	w.a.windowMu.RLock()
+	defer w.a.windowMu.RUnlock()
+	return w.closed
+}
+
 // unbound is a window the engine just unbound, for the endpoint's
 // WindowTable (if its link has one) to learn after the locks are released.
 type unbound struct {

@@ -258,6 +258,12 @@ func (ep *Endpoint) detach() {
 	ep.mu.Unlock()
 }
 
+// Ended reports whether the endpoint's connection has ended (an error,
+// Flush, Disconnect, a close). A transport that finds a remote access
+// refused by Access may ask it: the window went away with the connection,
+// so the initiator's request is canceled rather than refused.
+func (ep *Endpoint) Ended() bool { return ep.ended.Load() }
+
 // Limits returns the endpoint's negotiated inbound and outbound read limits.
 func (ep *Endpoint) Limits() (ird, ord int) {
 	ep.mu.Lock()

@@ -440,9 +440,10 @@ func (s *server) exec(ctx context.Context, f *frame, r *frame) error {
 	case nil:
 		// The object's adapter closed and the object went with it; as the
 		// object would, fail with ErrDeviceRemoved, except for Close,
-		// which is idempotent, and GetResults, which finds nothing.
+		// which is idempotent, DeregisterMemory, cleanup that succeeds,
+		// and GetResults, which finds nothing.
 		switch f.op {
-		case opAdapterClose, opCQClose, opConnectorClose, opListenerClose, opEndpointClose, opWindowClose, opGetResults, opStartBatch, opSubmitBatch:
+		case opAdapterClose, opCQClose, opConnectorClose, opListenerClose, opEndpointClose, opWindowClose, opDeregister, opGetResults, opStartBatch, opSubmitBatch:
 			return nil
 		}
 		return errUnknown
@@ -524,11 +525,16 @@ func (s *server) execAdapter(ctx context.Context, f *frame, r *frame, a nd.Adapt
 	return &nd.OpError{Op: ops[f.op].name, Status: nd.ErrInvalidHandle, Err: errors.New("remote: the call does not fit the object")}
 }
 
-// dropAdapter forgets a closed adapter and everything made on it.
+// dropAdapter forgets a closed adapter and everything made on it but its
+// completion queues, which GetResults still drains after the close (and
+// whose other calls return what the closed queue says).
 func (s *server) dropAdapter(id uint64) {
 	s.mu.Lock()
 	for o, a := range s.owner {
 		if a == id {
+			if _, ok := s.objs[o].(nd.CompletionQueue); ok {
+				continue
+			}
 			delete(s.objs, o)
 			delete(s.owner, o)
 		}

@@ -134,6 +134,9 @@ func (e *end) Transmit(wr *engine.WorkRequest) (bool, nd.Status) {
 		}
 		mem, st := peer.Access(wr.Remote.Token, addr, wr.Length, wr.Op == engine.OpWrite)
 		if st != nd.Success {
+			if peer.Ended() {
+				st = nd.ErrCanceled // the peer's connection ended as this request reached it
+			}
 			return true, st
 		}
 		if wr.Op == engine.OpWrite {

@@ -20,10 +20,11 @@ import (
 // one adapter of the provider through ndtest/remote over its stdin and
 // stdout; the parent drives the suite through remote.Split.
 const (
-	envChild      = "GODIRECT_SHM_CHILD"                // the namespace: run as the child
-	envChildRng   = "GODIRECT_SHM_CHILD_RING"           // "1": OneSidedRing
-	envChildSendT = "GODIRECT_SHM_CHILD_SEND_THRESHOLD" // Config.SendThreshold
-	envChildNoPVM = "GODIRECT_SHM_CHILD_NO_PVM"         // "1": every probe of the peer fails
+	envChild      = "GODIRECT_SHM_CHILD"                  // the namespace: run as the child
+	envChildRng   = "GODIRECT_SHM_CHILD_RING"             // "1": OneSidedRing
+	envChildSendT = "GODIRECT_SHM_CHILD_SEND_THRESHOLD"   // Config.SendThreshold
+	envChildNoPVM = "GODIRECT_SHM_CHILD_NO_PVM"           // "1": every probe of the peer fails
+	envChildRespT = "GODIRECT_SHM_CHILD_RESPONSE_TIMEOUT" // Config.ResponseTimeout
 )
 
 var (
@@ -60,6 +61,14 @@ func serveChild(ns string) int {
 			return 1
 		}
 		cfg.SendThreshold = n
+	}
+	if v := os.Getenv(envChildRespT); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			return 1
+		}
+		cfg.ResponseTimeout = d
 	}
 	if os.Getenv(envChildNoPVM) == "1" {
 		shm.SetProbeOff(true)
@@ -104,6 +113,9 @@ func startChild(t testing.TB, ns string, cfg shm.Config, noPVM ...bool) *child {
 	}
 	if cfg.SendThreshold != 0 {
 		cmd.Env = append(cmd.Env, envChildSendT+"="+strconv.Itoa(cfg.SendThreshold))
+	}
+	if cfg.ResponseTimeout != 0 {
+		cmd.Env = append(cmd.Env, envChildRespT+"="+cfg.ResponseTimeout.String())
 	}
 	if len(noPVM) > 0 && noPVM[0] {
 		cmd.Env = append(cmd.Env, envChildNoPVM+"=1")
@@ -155,7 +167,7 @@ func TestConformanceTwoProcesses(t *testing.T) {
 // sides): the receiving process pulls the payload from the sender's
 // memory. It checks that both sides did.
 func TestConformanceTwoProcessesRendezvous(t *testing.T) {
-	cfg := shm.Config{SendThreshold: 1}
+	cfg := shm.Config{SendThreshold: 1, ResponseTimeout: rendezvousResponseTimeout}
 	c := startChild(t, "godirect-nd-shm-test-"+t.Name(), cfg)
 	ndtestRun(t, c.p)
 	sent, pulled := shm.RendezvousCounts(c.local)

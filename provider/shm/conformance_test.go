@@ -3,8 +3,10 @@
 package shm_test
 
 import (
-	"github.com/godirect/nd"
 	"testing"
+	"time"
+
+	"github.com/godirect/nd"
 
 	"github.com/godirect/nd/ndtest"
 	"github.com/godirect/nd/provider/shm"
@@ -24,10 +26,18 @@ func testProvider(t testing.TB, cfg shm.Config) *shm.Provider {
 // would be.
 func TestConformance(t *testing.T) { ndtest.Run(t, testProvider(t, shm.Config{})) }
 
+// rendezvousResponseTimeout is the ResponseTimeout of the rendezvous
+// suites: a Send by rendezvous written after the peer's reader stopped (the
+// peer closed meanwhile, which ndtest's Lifecycle cases do all the time)
+// stays the sender's until the peer can no longer read its buffers, which
+// the sender learns only after ResponseTimeout; the cases' drain waits
+// ndtest.Timeout (10 s) for it to complete ErrCanceled.
+const rendezvousResponseTimeout = 2 * time.Second
+
 // TestConformanceRendezvous is the suite with every Send that carries a
 // byte sent by rendezvous (SendThreshold 1).
 func TestConformanceRendezvous(t *testing.T) {
-	p := testProvider(t, shm.Config{SendThreshold: 1})
+	p := testProvider(t, shm.Config{SendThreshold: 1, ResponseTimeout: rendezvousResponseTimeout})
 	ndtest.Run(t, p)
 	// Some are refused before the pull (no Receive, one too small).
 	if sent, pulled := shm.RendezvousCounts(p); pulled == 0 || pulled > sent {

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -36,6 +37,8 @@ type Adapter struct {
 	dumKey uint32
 	wg     sync.WaitGroup
 	done   chan struct{} // closed by Close
+
+	gone atomic.Bool // Close started: later calls return ErrDeviceRemoved
 
 	mu         sync.Mutex
 	closed     bool
@@ -163,10 +166,19 @@ func (a *Adapter) unregister(h uintptr) {
 
 func removed(op string) error { return &nd.OpError{Op: op, Status: nd.ErrDeviceRemoved} }
 
-func (a *Adapter) isClosed() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.closed
+func (a *Adapter) isClosed() bool { return a.gone.Load() }
+
+// closedErr is the error of a call on an object of a made after the object
+// (closed) or the adapter closed, or nil (docs/semantics.md, "Closing
+// objects").
+func (a *Adapter) closedErr(op string, closed bool) error {
+	switch {
+	case a.gone.Load():
+		return removed(op)
+	case closed:
+		return &nd.OpError{Op: op, Status: nd.ErrInvalidHandle}
+	}
+	return nil
 }
 
 // Address implements nd.Adapter.
@@ -245,6 +257,7 @@ func (a *Adapter) Close() error {
 		return nil
 	}
 	a.closed = true
+	a.gone.Store(true)
 	close(a.done)
 	var ls []*portListener
 	for _, pl := range a.ports {

@@ -38,6 +38,7 @@ type connector struct {
 
 	mu            sync.Mutex
 	closed        bool
+	shut          atomic.Bool // closed, for the endpoint's checks without mu
 	state         int
 	handle        uintptr
 	id            cID
@@ -96,7 +97,22 @@ func (c *connector) connectionEnded(*endpoint) {
 	}
 }
 
-func (c *connector) endpointClosed(*endpoint) {}
+// endpointClosed lets CreateEndpoint make a new endpoint once e closed (a
+// connector has one at a time).
+func (c *connector) endpointClosed(e *endpoint) {
+	c.mu.Lock()
+	if c.ep == e {
+		c.ep = nil
+	}
+	c.mu.Unlock()
+}
+
+// closedErr is the error of a call made after c or its adapter closed.
+func (c *connector) closedErr(op string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.a.closedErr(op, c.closed)
+}
 
 // wait returns the next connection event for a blocking call.
 func (c *connector) wait(ctx context.Context, op string) (cmEvent, error) {
@@ -176,10 +192,10 @@ func (c *connector) app(n int, godirect bool) int {
 // CreateEndpoint implements nd.Connector.
 func (c *connector) CreateEndpoint(inbound, outbound nd.CompletionQueue, l nd.EndpointLimits) (nd.Endpoint, error) {
 	a := c.a
-	if a.isClosed() {
-		return nil, removed("CreateEndpoint")
-	}
 	op := "CreateEndpoint"
+	if err := c.closedErr(op); err != nil {
+		return nil, err
+	}
 	in, ok := inbound.(*cq)
 	if !ok || in == nil || in.a != a {
 		return nil, &nd.OpError{Op: op, Status: nd.ErrInvalidParameter1}
@@ -225,16 +241,13 @@ func (c *connector) CreateEndpoint(inbound, outbound nd.CompletionQueue, l nd.En
 // Connect implements nd.Connector.
 func (c *connector) Connect(ctx context.Context, ep nd.Endpoint, remote netip.AddrPort, protocol int, localPort uint16, privateData []byte) error {
 	const op = "Connect"
-	if c.a.isClosed() {
-		return removed(op)
-	}
 	c.mu.Lock()
 	e, ok := ep.(*endpoint)
 	switch {
-	case c.closed:
+	case c.a.closedErr(op, c.closed) != nil:
 		c.mu.Unlock()
-		return &nd.OpError{Op: op, Status: nd.ErrCanceled, Err: errClosed}
-	case !ok || e.c != c:
+		return c.a.closedErr(op, c.closed)
+	case !ok || e.c != c || e != c.ep:
 		c.mu.Unlock()
 		return &nd.OpError{Op: op, Status: nd.ErrInvalidParameter1}
 	case c.state != stIdle && c.state != stRefused:
@@ -364,6 +377,10 @@ func (c *connector) dropID() {
 func (c *connector) CompleteConnect(ctx context.Context) error {
 	const op = "CompleteConnect"
 	c.mu.Lock()
+	if err := c.a.closedErr(op, c.closed); err != nil {
+		c.mu.Unlock()
+		return err
+	}
 	if c.state != stConnected {
 		st := c.state
 		c.mu.Unlock()
@@ -398,7 +415,10 @@ func (c *connector) Accept(ctx context.Context, ep nd.Endpoint, privateData []by
 	c.mu.Lock()
 	e, ok := ep.(*endpoint)
 	switch {
-	case !ok || e.c != c:
+	case c.a.closedErr(op, c.closed) != nil:
+		c.mu.Unlock()
+		return c.a.closedErr(op, c.closed)
+	case !ok || e.c != c || e != c.ep:
 		c.mu.Unlock()
 		return &nd.OpError{Op: op, Status: nd.ErrInvalidParameter1}
 	case c.state != stRequested:
@@ -467,6 +487,10 @@ func (c *connector) Accept(ctx context.Context, ep nd.Endpoint, privateData []by
 func (c *connector) Reject(privateData []byte) error {
 	const op = "Reject"
 	c.mu.Lock()
+	if err := c.a.closedErr(op, c.closed); err != nil {
+		c.mu.Unlock()
+		return err
+	}
 	st, id, e := c.state, c.id, c.ep
 	if len(privateData) > c.a.info.MaxCalleeData {
 		c.mu.Unlock()
@@ -498,6 +522,9 @@ func (c *connector) Reject(privateData []byte) error {
 func (c *connector) GetConnectionData(privateData []byte) (nd.ConnectionData, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := c.a.closedErr("GetConnectionData", c.closed); err != nil {
+		return nd.ConnectionData{}, err
+	}
 	if !c.hasPeer {
 		return nd.ConnectionData{}, &nd.OpError{Op: "GetConnectionData", Status: nd.ErrConnectionInvalid}
 	}
@@ -517,6 +544,9 @@ func (c *connector) GetConnectionData(privateData []byte) (nd.ConnectionData, er
 func (c *connector) GetLocalAddress() (netip.AddrPort, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := c.a.closedErr("GetLocalAddress", c.closed); err != nil {
+		return netip.AddrPort{}, err
+	}
 	if !c.local.IsValid() || c.state == stIdle || c.state == stRefused {
 		return netip.AddrPort{}, &nd.OpError{Op: "GetLocalAddress", Status: nd.ErrConnectionInvalid}
 	}
@@ -527,6 +557,9 @@ func (c *connector) GetLocalAddress() (netip.AddrPort, error) {
 func (c *connector) GetPeerAddress() (netip.AddrPort, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := c.a.closedErr("GetPeerAddress", c.closed); err != nil {
+		return netip.AddrPort{}, err
+	}
 	if !c.remote.IsValid() || c.state == stIdle || c.state == stRefused {
 		return netip.AddrPort{}, &nd.OpError{Op: "GetPeerAddress", Status: nd.ErrConnectionInvalid}
 	}
@@ -537,7 +570,11 @@ func (c *connector) GetPeerAddress() (netip.AddrPort, error) {
 func (c *connector) NotifyDisconnect(ctx context.Context) error {
 	c.mu.Lock()
 	ever := c.everConnected
+	err := c.a.closedErr("NotifyDisconnect", c.closed)
 	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	if !ever {
 		return &nd.OpError{Op: "NotifyDisconnect", Status: nd.ErrConnectionInvalid}
 	}
@@ -554,6 +591,10 @@ func (c *connector) NotifyDisconnect(ctx context.Context) error {
 // Disconnect implements nd.Connector.
 func (c *connector) Disconnect(ctx context.Context) error {
 	c.mu.Lock()
+	if err := c.a.closedErr("Disconnect", c.closed); err != nil {
+		c.mu.Unlock()
+		return err
+	}
 	st, e := c.state, c.ep
 	switch {
 	case st == stUp:
@@ -578,6 +619,7 @@ func (c *connector) Close() error {
 		return nil
 	}
 	c.closed = true
+	c.shut.Store(true)
 	close(c.closedCh)
 	st, id, e := c.state, c.id, c.ep
 	c.mu.Unlock()
@@ -585,7 +627,7 @@ func (c *connector) Close() error {
 		cmReject(id, nil)
 	}
 	if e != nil {
-		e.terminate()
+		e.Close() // ends the connection; its requests complete ErrCanceled
 	} else if id != nil {
 		cmDisconnect(id)
 	}
@@ -785,8 +827,14 @@ func (l *listener) deliver(r *request) bool {
 // GetConnectionRequest implements nd.Listener.
 func (l *listener) GetConnectionRequest(ctx context.Context, conn nd.Connector) error {
 	const op = "GetConnectionRequest"
+	l.mu.Lock()
+	if err := l.pl.a.closedErr(op, l.closed); err != nil {
+		l.mu.Unlock()
+		return err
+	}
+	l.mu.Unlock()
 	c, ok := conn.(*connector)
-	if !ok || c.a != l.pl.a {
+	if !ok || c.a != l.pl.a || c.shut.Load() {
 		return &nd.OpError{Op: op, Status: nd.ErrInvalidParameter1}
 	}
 	l.mu.Lock()

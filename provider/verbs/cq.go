@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/godirect/nd"
@@ -31,6 +32,7 @@ type cq struct {
 
 	mu       sync.Mutex
 	closed   bool
+	shut     atomic.Bool // closed, for the endpoints' checks without mu
 	entries  int
 	attached int // queue depth of the queue pairs using hw
 	rings    map[uint64]*ring
@@ -227,9 +229,11 @@ func (q *cq) drain() int {
 	}
 }
 
-// push queues a finished request (q.mu held).
+// push queues a finished request (q.mu held). A closed queue still takes
+// the completions of requests accepted before it closed (Close closed their
+// endpoints), for GetResults to hand back.
 func (q *cq) push(res *nd.Result, r *ring) {
-	if q.overrun || q.closed {
+	if q.overrun {
 		r.outstanding--
 		return
 	}
@@ -255,11 +259,10 @@ func (q *cq) push(res *nd.Result, r *ring) {
 func (q *cq) GetResults(results []*nd.Result) int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.closed {
-		return 0
+	if !q.closed { // the device queue is gone once closed; the fifo stays
+		q.drain()
+		q.evaluate()
 	}
-	q.drain()
-	q.evaluate()
 	got := 0
 	for got < len(results) && q.n > 0 {
 		e := &q.fifo[q.head]
@@ -282,9 +285,9 @@ func (q *cq) Notify(ctx context.Context, typ nd.NotifyType) error {
 		return &nd.OpError{Op: "Notify", Status: nd.ErrInvalidParameter2}
 	}
 	q.mu.Lock()
-	if q.closed {
+	if err := q.a.closedErr("Notify", q.closed); err != nil {
 		q.mu.Unlock()
-		return &nd.OpError{Op: "Notify", Status: nd.ErrCanceled, Err: errClosed}
+		return err
 	}
 	if q.overrun {
 		q.mu.Unlock()
@@ -334,8 +337,8 @@ var waiterPool = sync.Pool{New: func() any { return &waiter{ch: make(chan error,
 func (q *cq) Resize(entries int) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.closed {
-		return &nd.OpError{Op: "Resize", Status: nd.ErrDeviceRemoved}
+	if err := q.a.closedErr("Resize", q.closed); err != nil {
+		return err
 	}
 	if entries < 1 || entries > q.a.info.MaxCQEntries {
 		return &nd.OpError{Op: "Resize", Status: nd.ErrInvalidParameter}
@@ -357,7 +360,10 @@ func (q *cq) attach(r *ring, depth int) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
-		return &nd.OpError{Op: "CreateEndpoint", Status: nd.ErrDeviceRemoved}
+		if r.recv {
+			return &nd.OpError{Op: "CreateEndpoint", Status: nd.ErrInvalidParameter1}
+		}
+		return &nd.OpError{Op: "CreateEndpoint", Status: nd.ErrInvalidParameter2}
 	}
 	if q.attached+depth > q.hwSize {
 		want := q.attached + depth
@@ -388,6 +394,7 @@ func (q *cq) Close() error {
 		return nil
 	}
 	q.closed = true
+	q.shut.Store(true)
 	for _, w := range q.waiters {
 		w.ch <- &nd.OpError{Op: "Notify", Status: nd.ErrCanceled, Err: errClosed}
 	}
@@ -397,9 +404,11 @@ func (q *cq) Close() error {
 		rings = append(rings, r)
 	}
 	q.mu.Unlock()
-	// Queue pairs must go before their completion queue.
+	// Queue pairs must go before their completion queue: every endpoint
+	// that uses the queue is closed, its outstanding requests complete
+	// ErrCanceled (into this queue too, which keeps taking them).
 	for _, r := range rings {
-		r.ep.destroyQP()
+		r.ep.Close()
 	}
 	q.file.Close()
 	q.wg.Wait()

@@ -34,7 +34,10 @@ type endpoint struct {
 	connected atomic.Bool
 	termOnce  sync.Once
 
+	closeOnce sync.Once // Close runs once; concurrent callers wait for it
+
 	mu       sync.Mutex // posting
+	closing  bool       // Close started: posts are refused
 	closed   bool
 	qp       cQP
 	qpn      uint32
@@ -116,7 +119,7 @@ func (e *endpoint) release() {
 func (e *endpoint) attach(id cID) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.closed || e.qp != nil || e.dead.Load() {
+	if e.closing || e.qp != nil || e.dead.Load() {
 		return &nd.OpError{Op: "Connect", Status: nd.ErrInvalidDeviceState}
 	}
 	qp, qpn, inl, err := createQP(e.a.pd, e.out.hw, e.in.hw, e.lim.OutboundEntries*e.perRead(), e.lim.InboundEntries,
@@ -200,13 +203,18 @@ func (e *endpoint) terminate() {
 
 // localCheck validates a scatter/gather list: the byte count, the inline
 // byte count and the completion status for a bad local entry.
-func (e *endpoint) localCheck(sgl []nd.SGE) (total, inl int, st nd.Status) {
+// A sink (Receive, Read) has no inline data: such an entry is a bad local
+// entry.
+func (e *endpoint) localCheck(sgl []nd.SGE, sink bool) (total, inl int, st nd.Status) {
 	st = nd.Success
 	for i := range sgl {
 		s := &sgl[i]
 		total += len(s.Buffer)
 		if s.Region == nil {
 			inl += len(s.Buffer)
+			if sink && len(s.Buffer) > 0 {
+				st = nd.ErrAccessViolation // inline data cannot receive
+			}
 			continue
 		}
 		r, ok := s.Region.(*memRegion)
@@ -229,12 +237,18 @@ func (e *endpoint) fail(r *ring, x *rec, st nd.Status) {
 	go e.terminate()
 }
 
+// isClosed reports whether the endpoint, its connector or one of its queues
+// closed: a post is then refused (docs/semantics.md, "Closing objects").
+func (e *endpoint) isClosed() bool {
+	return e.closing || e.c.shut.Load() || e.in.shut.Load() || e.out.shut.Load()
+}
+
 func (e *endpoint) checkPost(res *nd.Result, op string) error {
+	if err := e.a.closedErr(op, e.isClosed()); err != nil {
+		return err
+	}
 	if res == nil {
 		return &nd.OpError{Op: op, Status: nd.ErrInvalidParameter1}
-	}
-	if e.closed {
-		return &nd.OpError{Op: op, Status: nd.ErrInvalidHandle}
 	}
 	if !e.connected.Load() && !e.dead.Load() {
 		return &nd.OpError{Op: op, Status: nd.ErrConnectionInvalid}
@@ -271,12 +285,12 @@ func (e *endpoint) postOut(res *nd.Result, sgl []nd.SGE, flags nd.Flags, op int,
 	if len(sgl) > e.lim.OutboundSGE {
 		return &nd.OpError{Op: name, Status: nd.ErrDataOverrun}
 	}
-	total, inl, bad := e.localCheck(sgl)
+	total, inl, bad := e.localCheck(sgl, op == opRead)
 	if total > e.a.info.MaxOutboundLength {
 		return &nd.OpError{Op: name, Status: nd.ErrBufferOverflow}
 	}
-	if inl > 0 && op == opRead {
-		return &nd.OpError{Op: name, Status: nd.ErrInvalidParameter2}
+	if op == opRead {
+		inl = 0
 	}
 	if inl > e.inline {
 		return &nd.OpError{Op: name, Status: nd.ErrBufferOverflow}
@@ -406,19 +420,16 @@ func (e *endpoint) zeroLengthSGE(i int) {
 func (e *endpoint) Receive(res *nd.Result, sgl []nd.SGE) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if err := e.a.closedErr("Receive", e.isClosed()); err != nil {
+		return err
+	}
 	if res == nil {
 		return &nd.OpError{Op: "Receive", Status: nd.ErrInvalidParameter1}
-	}
-	if e.closed {
-		return &nd.OpError{Op: "Receive", Status: nd.ErrInvalidHandle}
 	}
 	if len(sgl) > e.lim.InboundSGE {
 		return &nd.OpError{Op: "Receive", Status: nd.ErrDataOverrun}
 	}
-	total, inl, bad := e.localCheck(sgl)
-	if inl > 0 {
-		return &nd.OpError{Op: "Receive", Status: nd.ErrInvalidParameter2}
-	}
+	total, _, bad := e.localCheck(sgl, true)
 	if total > e.a.info.MaxInboundLength {
 		return &nd.OpError{Op: "Receive", Status: nd.ErrBufferOverflow}
 	}
@@ -491,10 +502,10 @@ func (e *endpoint) flushRecvLocked() {
 // Flush implements nd.Endpoint.
 func (e *endpoint) Flush() error {
 	e.mu.Lock()
-	closed := e.closed
+	err := e.a.closedErr("Flush", e.isClosed())
 	e.mu.Unlock()
-	if closed {
-		return &nd.OpError{Op: "Flush", Status: nd.ErrInvalidHandle}
+	if err != nil {
+		return err
 	}
 	e.terminate()
 	return nil
@@ -524,24 +535,25 @@ func (e *endpoint) SubmitRequestBatch() {
 // MaxInlineData implements nd.Endpoint.
 func (e *endpoint) MaxInlineData() int { return e.inline }
 
-// Close implements nd.Endpoint.
+// Close implements nd.Endpoint. It may be called concurrently (by the
+// application, the endpoint's connector, its queues and its adapter): the
+// first call closes, the others wait for it.
 func (e *endpoint) Close() error {
-	e.mu.Lock()
-	if e.closed {
+	e.closeOnce.Do(func() {
+		e.mu.Lock()
+		e.closing = true
 		e.mu.Unlock()
-		return nil
-	}
-	e.mu.Unlock()
-	e.terminate()
-	e.destroyQP()
-	e.mu.Lock()
-	e.closed = true
-	e.mu.Unlock()
-	e.c.endpointClosed(e)
-	e.release()
-	e.a.mu.Lock()
-	delete(e.a.eps, e)
-	e.a.mu.Unlock()
+		e.terminate()
+		e.destroyQP()
+		e.mu.Lock()
+		e.closed = true
+		e.mu.Unlock()
+		e.c.endpointClosed(e)
+		e.release()
+		e.a.mu.Lock()
+		delete(e.a.eps, e)
+		e.a.mu.Unlock()
+	})
 	return nil
 }
 

@@ -124,16 +124,16 @@ func (a *Adapter) AllocMemory(n int) (nd.MemoryRegion, error) {
 func (a *Adapter) DeregisterMemory(ctx context.Context, mr nd.MemoryRegion) error {
 	r, ok := mr.(*memRegion)
 	if !ok || r.a != a {
-		return &nd.OpError{Op: "DeregisterMemory", Status: nd.ErrInvalidParameter2}
+		return &nd.OpError{Op: "DeregisterMemory", Status: nd.ErrInvalidParameter1}
 	}
 	if a.isClosed() {
-		return removed("DeregisterMemory")
+		return nil // cleanup: Close deregistered the adapter's regions
 	}
 	if r.windows.Load() > 0 {
 		return &nd.OpError{Op: "DeregisterMemory", Status: nd.ErrDeviceBusy}
 	}
 	if !a.deregister(r) {
-		return &nd.OpError{Op: "DeregisterMemory", Status: nd.ErrInvalidParameter2}
+		return &nd.OpError{Op: "DeregisterMemory", Status: nd.ErrInvalidParameter1}
 	}
 	return nil
 }
@@ -199,6 +199,13 @@ func (w *window) unbindLocked() {
 	ep.wmu.Unlock()
 }
 
+// isClosed reports whether Close was called.
+func (w *window) isClosed() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.closed
+}
+
 // Close implements nd.MemoryWindow.
 func (w *window) Close() error {
 	w.mu.Lock()
@@ -236,11 +243,14 @@ func (e *endpoint) Bind(res *nd.Result, mr nd.MemoryRegion, mw nd.MemoryWindow, 
 		return nd.MWDescriptor{}, err
 	}
 	r, ok := mr.(*memRegion)
-	if !ok || r.a != e.a || r.dereg.Load() {
+	if !ok || r.a != e.a {
 		return nd.MWDescriptor{}, &nd.OpError{Op: "Bind", Status: nd.ErrInvalidParameter2}
 	}
+	if r.dereg.Load() {
+		return nd.MWDescriptor{}, &nd.OpError{Op: "Bind", Status: nd.ErrAccessViolation}
+	}
 	w, ok := mw.(*window)
-	if !ok || w.a != e.a {
+	if !ok || w.a != e.a || w.isClosed() {
 		return nd.MWDescriptor{}, &nd.OpError{Op: "Bind", Status: nd.ErrInvalidParameter3}
 	}
 	if len(buf) == 0 || !r.contains(buf) {
@@ -300,7 +310,7 @@ func (e *endpoint) Invalidate(res *nd.Result, mw nd.MemoryWindow, flags nd.Flags
 		return err
 	}
 	w, ok := mw.(*window)
-	if !ok || w.a != e.a {
+	if !ok || w.a != e.a || w.isClosed() {
 		return &nd.OpError{Op: "Invalidate", Status: nd.ErrInvalidParameter2}
 	}
 	q := e.sq.q
