@@ -85,11 +85,6 @@ func (p *progress) poll() bool {
 		return false // the links' reader goroutines move the bytes
 	}
 	p.polls.Add(1)
-	if p.heldCount.Load() > 0 {
-		// The application polls again rather than answer what came
-		// with the held responses: they leave now.
-		p.releaseHeld()
-	}
 	if p.copying.Load() > 0 {
 		// A writer's long write is copying in the kernel on another
 		// thread: on a process confined to one core, this poll would
@@ -328,9 +323,9 @@ func (p *progress) ended() bool {
 // deferTx holds back a queued response to a zero-length Read (the link's
 // poller calls it), so that it leaves with the application's answer to
 // what came with it: the next send takes it along. If none comes first, it
-// leaves at the application's next poll (it polls instead of answering),
-// once the progress goroutine let the application run, or at the latest
-// deferLimit later.
+// leaves at the next poll of the link that finds nothing new, once the
+// progress goroutine let the application run, or at the latest deferLimit
+// later.
 func (l *link) deferTx() {
 	p := l.t.progress
 	p.heldMu.Lock()

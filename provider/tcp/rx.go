@@ -84,7 +84,8 @@ func (rs *readerState) chunk() []byte {
 }
 
 // pollRx handles, without waiting, the FPDUs that have arrived, unless
-// someone else holds rxMu, and reports whether it handled any. Safe for
+// someone else holds rxMu, and reports whether it handled any; with nothing
+// new, a response held back for the application's answer leaves. Safe for
 // concurrent use, also after the link ended.
 func (l *link) pollRx() bool {
 	if !l.rxStarted.Load() || !l.rxMu.TryLock() {
@@ -101,6 +102,9 @@ func (l *link) pollRx() bool {
 		}
 	}
 	l.rxMu.Unlock()
+	if !handled {
+		l.flushDeferred()
+	}
 	return handled
 }
 
