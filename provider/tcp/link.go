@@ -48,14 +48,16 @@ type link struct {
 
 	// The parser: br, rs. rxStarted: the handshake is over and rs is in
 	// use. slot: the link's place in the readiness set (the progress's
-	// mu; -1 outside it).
-	rxMu      sync.Mutex
-	rs        readerState
-	rxStarted atomic.Bool
-	rxGrows   bool          // the reader's buffer grows for bulk traffic (set once)
-	rxDone    chan struct{} // closed when the reading stopped (stopReading)
-	slot      int32
-	rtrTimer  *time.Timer // passive: ends a handshake whose ready-to-receive frame never comes (mu)
+	// mu; -1 outside it); handledRound: the set's last poll that found it
+	// ready (the progress's mu).
+	rxMu         sync.Mutex
+	rs           readerState
+	rxStarted    atomic.Bool
+	rxGrows      bool          // the reader's buffer grows for bulk traffic (set once)
+	rxDone       chan struct{} // closed when the reading stopped (stopReading)
+	slot         int32
+	handledRound uint64
+	rtrTimer     *time.Timer // passive: ends a handshake whose ready-to-receive frame never comes (mu)
 
 	// The transmitter: snd, wst, txBatch (the jobs being sent) and tail
 	// (bytes of an inline send the socket did not take yet; tailPending

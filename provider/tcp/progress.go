@@ -34,6 +34,7 @@ type progress struct {
 	// of them instead of asking the kernel which are ready.
 	direct atomic.Pointer[[]*link]
 	events []readyEvent // the application poll's (mu)
+	round  uint64       // polls of the set so far (mu): links note the round that handled them
 
 	// polls counts application polls; waiters counts the application
 	// goroutines waiting in Notify (Watch, Unwatch); woke is set when a
@@ -122,16 +123,22 @@ func (p *progress) poll() bool {
 	return handled
 }
 
-// serveLocked moves the inbound bytes of the ready links (by slot). mu
-// held.
+// serveLocked moves the inbound bytes of the ready links (by slot), then
+// sends the responses that links not among them hold back: their
+// application has nothing new to answer. mu held.
 func (p *progress) serveLocked(ready []readyEvent) bool {
+	p.round++
 	handled := false
 	for _, slot := range ready {
 		if int(slot) < len(p.slots) {
 			if l := p.slots[slot]; l != nil && l.pollRx() {
+				l.handledRound = p.round
 				handled = true
 			}
 		}
+	}
+	if p.heldCount.Load() > 0 {
+		p.releaseHeld(p.round)
 	}
 	return handled
 }
@@ -290,7 +297,7 @@ func (p *progress) serve(events []readyEvent, seen *uint64) bool {
 			// responses, so that they leave with its answer; then
 			// they leave anyway.
 			runtime.Gosched()
-			p.releaseHeld()
+			p.releaseHeld(0)
 		}
 		if now := p.polls.Load(); now != *seen && p.waiters.Load() == 0 {
 			*seen = now
@@ -366,19 +373,23 @@ func (l *link) takeDeferred() bool {
 	return held
 }
 
-// releaseHeld sends every response held back.
-func (p *progress) releaseHeld() {
+// releaseHeld sends the responses held back by links that the poll of
+// round did not find ready (round 0: every one).
+func (p *progress) releaseHeld(round uint64) {
 	for {
-		var h *link
+		var idle *link
 		p.heldMu.Lock()
-		if len(p.held) > 0 {
-			h = p.held[0]
+		for _, h := range p.held {
+			if round == 0 || h.handledRound != round {
+				idle = h
+				break
+			}
 		}
 		p.heldMu.Unlock()
-		if h == nil {
+		if idle == nil {
 			return
 		}
-		h.flushDeferred()
+		idle.flushDeferred()
 	}
 }
 
