@@ -143,7 +143,7 @@ type lcWorld struct {
 	mu               sync.Mutex
 	errs             []string
 	notifyTimeout    time.Duration
-	racyAccess       bool // the provider is not loop (see mayEnd)
+	racyAccess       bool // a one-sided request may race the end (see mayEnd)
 	postedOK, closes atomic.Int64
 }
 
@@ -195,7 +195,10 @@ func newLCWorld(t testing.TB, p nd.Provider, shared bool) (*lcWorld, error) {
 	if len(addrs) > 1 {
 		second = addrs[1]
 	}
-	w := &lcWorld{t: t, notifyTimeout: 2 * time.Millisecond, racyAccess: p.Name() != "loop"}
+	// loop too: its peer's check of the access can still race with the
+	// end of the connection (seen once in CI, seed 1); the fix is in
+	// the transports (docs/semantics.md).
+	w := &lcWorld{t: t, notifyTimeout: 2 * time.Millisecond, racyAccess: true}
 	w.ledger.init()
 	w.active = &lcSide{name: "active", shared: shared}
 	w.passive = &lcSide{name: "passive", shared: shared}
