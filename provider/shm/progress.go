@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/godirect/nd/internal/engine"
+	"github.com/godirect/nd/internal/handoff"
 )
 
 var _ engine.Progress = (*transport)(nil)
@@ -29,7 +30,7 @@ var _ engine.Progress = (*transport)(nil)
 // only the progress goroutine arms them, before it blocks.
 //
 // Whoever holds mu moves the bytes: an application poll of any completion
-// queue of the provider (Poll), or the progress goroutine (run) while no
+// queue of the provider (Poll), or the progress goroutine (serve) while no
 // application polls. In direct mode application polls read the links
 // without mu, each under the link's rxMu.
 type progress struct {
@@ -54,19 +55,17 @@ type progress struct {
 	// directPollLinks (nil otherwise).
 	direct atomic.Pointer[[]*link]
 
-	// polls counts application polls; waiters counts the application
-	// goroutines waiting in Notify (Watch, Unwatch); woke is set when a
-	// link started its writer goroutine.
-	polls   atomic.Uint64
-	waiters atomic.Int32
+	// handoff counts the application's polls and Notify waiters for the
+	// progress goroutine; woke is set when a link started its writer
+	// goroutine.
+	handoff *handoff.Handoff
 	woke    atomic.Bool
 
 	// The progress goroutine: it runs while the set holds links. asleep
 	// is set while it waits in the kernel with every link armed: a poll
 	// that finds it so wakes it (wakefd), since the poll disarms links
 	// and the goroutine must take them over again when polls stop.
-	running bool          // under mu
-	wake    chan struct{} // wakes it from its hand-off timer
+	running bool // under mu
 	asleep  atomic.Bool
 	// wakeMu guards wakefd's life against writes from outside mu.
 	wakeMu sync.Mutex
@@ -82,7 +81,7 @@ const wakeSlot = -1
 
 func newProgress(cfg *Config) *progress {
 	return &progress{
-		cfg: cfg, epfd: -1, wakefd: -1, wake: make(chan struct{}, 1),
+		cfg: cfg, epfd: -1, wakefd: -1, handoff: handoff.New(),
 		events: make([]unix.EpollEvent, readyBatch),
 	}
 }
@@ -98,10 +97,10 @@ func (t *transport) Poll() bool { return t.progress.poll() }
 func (t *transport) Watch() { t.progress.watch() }
 
 // Unwatch implements engine.Progress.
-func (t *transport) Unwatch() { t.progress.waiters.Add(-1) }
+func (t *transport) Unwatch() { t.progress.handoff.Unwatch() }
 
 func (p *progress) poll() bool {
-	p.polls.Add(1)
+	p.handoff.Polled()
 	if p.asleep.Load() && p.asleep.Swap(false) {
 		p.nudge()
 	}
@@ -138,16 +137,13 @@ func (p *progress) poll() bool {
 }
 
 func (p *progress) watch() {
-	p.waiters.Add(1)
-	p.interrupt()
+	p.handoff.Watch()
+	p.nudge()
 }
 
 // interrupt wakes the progress goroutine, wherever it waits.
 func (p *progress) interrupt() {
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
+	p.handoff.Wake()
 	p.nudge()
 }
 
@@ -318,7 +314,11 @@ func (p *progress) add(l *link) error {
 	}
 	if !p.running {
 		p.running = true
-		go p.run(p.epfd, p.wakefd)
+		epfd, wakefd := p.epfd, p.wakefd
+		events := make([]unix.EpollEvent, readyBatch)
+		go p.handoff.Run(pollerGone, p.ended, func(turn *handoff.Turn) bool {
+			return p.serve(epfd, wakefd, events, turn)
+		})
 	} else {
 		p.nudge() // a waiting progress goroutine must see the new hot link
 	}
@@ -342,11 +342,7 @@ func (p *progress) remove(l *link) {
 	p.live--
 	p.publishDirectLocked()
 	if p.live == 0 {
-		select {
-		case p.wake <- struct{}{}:
-		default:
-		}
-		p.nudge() // the progress goroutine ends, and closes the set
+		p.interrupt() // the progress goroutine ends, and closes the set
 	}
 }
 
@@ -419,53 +415,21 @@ func waitSet(epfd, wakefd int, out []unix.EpollEvent, timeout int) []unix.EpollE
 	return out[:k]
 }
 
-// run is the progress goroutine of the set epfd. While an application
-// polls (or Notify's waiter was just woken and will), the polls move the
-// bytes and it only checks, every pollerGone, that they go on. When they
-// stop, or an application waits in Notify, it moves the bytes itself: it
-// polls the set for up to Config.Spin, then arms every link and waits in
-// the kernel.
-func (p *progress) run(epfd, wakefd int) {
-	timer := time.NewTimer(pollerGone)
-	defer timer.Stop()
-	events := make([]unix.EpollEvent, readyBatch)
-	seen := p.polls.Load()
-	for {
-		if p.waiters.Load() == 0 {
-			timer.Reset(pollerGone)
-			select {
-			case <-timer.C:
-			case <-p.wake:
-			}
-			if p.ended() {
-				return
-			}
-			if now := p.polls.Load(); now != seen && p.waiters.Load() == 0 {
-				seen = now
-				continue
-			}
-		}
-		if !p.serve(epfd, wakefd, events, &seen) {
-			return
-		}
-	}
-}
-
 // serve moves the bytes for as long as no application polls; it returns
 // false when the set emptied (the goroutine ends).
-func (p *progress) serve(epfd, wakefd int, events []unix.EpollEvent, seen *uint64) bool {
+func (p *progress) serve(epfd, wakefd int, events []unix.EpollEvent, turn *handoff.Turn) bool {
 	spinUntil := time.Now().Add(p.cfg.Spin)
 	for i := 1; ; i++ {
 		timeout := 0
 		if i&15 == 0 && !time.Now().Before(spinUntil) {
-			before := p.polls.Load()
+			before := p.handoff.Polls()
 			p.mu.Lock()
 			if p.armAllLocked() {
 				timeout = -1
 				p.asleep.Store(true)
 			}
 			p.mu.Unlock()
-			if timeout < 0 && p.polls.Load() != before {
+			if timeout < 0 && p.handoff.Polls() != before {
 				// An application polled meanwhile, and may have
 				// disarmed links before asleep was set.
 				p.asleep.Store(false)
@@ -487,8 +451,7 @@ func (p *progress) serve(epfd, wakefd int, events []unix.EpollEvent, seen *uint6
 			spinUntil = time.Now().Add(p.cfg.Spin)
 		}
 		p.mu.Unlock()
-		if now := p.polls.Load(); now != *seen && p.waiters.Load() == 0 {
-			*seen = now
+		if turn.Over() {
 			return true // an application polls again
 		}
 		if timeout == 0 {
@@ -523,10 +486,7 @@ func (p *progress) ended() bool {
 	}
 	p.slots, p.gens, p.free, p.hot = nil, nil, nil, nil
 	p.running = false
-	select {
-	case <-p.wake:
-	default:
-	}
+	p.handoff.Forget()
 	p.stopHelper()
 	return true
 }

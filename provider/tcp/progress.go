@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/godirect/nd/internal/engine"
+	"github.com/godirect/nd/internal/handoff"
 )
 
 var _ engine.Progress = (*transport)(nil)
@@ -16,7 +17,7 @@ var _ engine.Progress = (*transport)(nil)
 // epoll on Linux) so that finding the links with inbound bytes costs the
 // same whatever their number. Whoever holds mu moves those bytes: an
 // application poll of any completion queue of the provider (Poll), or the
-// progress goroutine (run) while no application polls. Where the kernel
+// progress goroutine (serve) while no application polls. Where the kernel
 // offers no such set, each link's reader goroutine moves its own bytes
 // instead (readySet.perLink).
 type progress struct {
@@ -32,23 +33,22 @@ type progress struct {
 	// direct is the slot table's links while they are at most
 	// directPollLinks (nil otherwise): an application poll reads each
 	// of them instead of asking the kernel which are ready.
-	direct atomic.Pointer[[]*link]
-	events []readyEvent // the application poll's (mu)
-	round  uint64       // polls of the set so far (mu): links note the round that handled them
+	direct      atomic.Pointer[[]*link]
+	events      []readyEvent // the application poll's (mu)
+	serveEvents []readyEvent // the progress goroutine's
+	round       uint64       // polls of the set so far (mu): links note the round that handled them
 
-	// polls counts application polls; waiters counts the application
-	// goroutines waiting in Notify (Watch, Unwatch); woke is set when a
-	// link woke its writer goroutine; copying counts writers inside a
-	// long write (at least rawMax bytes).
-	polls   atomic.Uint64
-	waiters atomic.Int32
+	// handoff counts the application's polls and Notify waiters for the
+	// progress goroutine; woke is set when a link woke its writer
+	// goroutine; copying counts writers inside a long write (at least
+	// rawMax bytes).
+	handoff *handoff.Handoff
 	woke    atomic.Bool
 	copying atomic.Int32
 
 	// The progress goroutine: it runs while the set holds links; blocked
 	// is set while it waits in the kernel.
-	running bool          // under mu
-	wake    chan struct{} // wakes it from its hand-off timer
+	running bool // under mu
 	blocked atomic.Bool
 
 	// The links holding back a response for their application's answer
@@ -62,7 +62,7 @@ type progress struct {
 type readyEvent = int32
 
 func newProgress(cfg *Config) *progress {
-	return &progress{cfg: cfg, wake: make(chan struct{}, 1), events: make([]readyEvent, readyBatch)}
+	return &progress{cfg: cfg, handoff: handoff.New(), events: make([]readyEvent, readyBatch), serveEvents: make([]readyEvent, readyBatch)}
 }
 
 // Poll implements engine.Progress: an application poll of one of the
@@ -77,7 +77,7 @@ func (t *transport) Watch() { t.progress.watch() }
 // Unwatch implements engine.Progress.
 func (t *transport) Unwatch() {
 	if !perLink {
-		t.progress.waiters.Add(-1)
+		t.progress.handoff.Unwatch()
 	}
 }
 
@@ -85,7 +85,7 @@ func (p *progress) poll() bool {
 	if perLink {
 		return false // the links' reader goroutines move the bytes
 	}
-	p.polls.Add(1)
+	p.handoff.Polled()
 	if p.copying.Load() > 0 {
 		// A writer's long write is copying in the kernel on another
 		// thread: on a process confined to one core, this poll would
@@ -147,19 +147,16 @@ func (p *progress) watch() {
 	if perLink {
 		return
 	}
-	p.waiters.Add(1)
+	p.handoff.Watch()
 	p.mu.Lock()
-	p.wakeLocked()
+	p.kset.interrupt()
 	p.mu.Unlock()
 }
 
 // wakeLocked wakes the progress goroutine, wherever it waits; mu held (the
 // set stays open meanwhile).
 func (p *progress) wakeLocked() {
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
+	p.handoff.Wake()
 	p.kset.interrupt()
 }
 
@@ -196,7 +193,7 @@ func (p *progress) add(l *link) error {
 	p.publishDirectLocked()
 	if !p.running {
 		p.running = true
-		go p.run()
+		go p.handoff.Run(pollerGone, p.ended, p.serve)
 	}
 	return nil
 }
@@ -237,40 +234,10 @@ func (p *progress) publishDirectLocked() {
 	p.direct.Store(&d)
 }
 
-// run is the progress goroutine. While an application polls and none
-// waits in Notify, the polls move the bytes and it only checks, every
-// pollerGone, that they go on. When they stop, or an application waits in
-// Notify, it moves the bytes itself: it polls the set for up to
-// Config.Spin after the last bytes, then waits in the kernel.
-func (p *progress) run() {
-	timer := time.NewTimer(pollerGone)
-	defer timer.Stop()
-	events := make([]readyEvent, readyBatch)
-	seen := p.polls.Load()
-	for {
-		if p.waiters.Load() == 0 {
-			timer.Reset(pollerGone)
-			select {
-			case <-timer.C:
-			case <-p.wake:
-			}
-			if p.ended() {
-				return
-			}
-			if now := p.polls.Load(); now != seen && p.waiters.Load() == 0 {
-				seen = now
-				continue
-			}
-		}
-		if !p.serve(events, &seen) {
-			return
-		}
-	}
-}
-
 // serve moves the bytes for as long as no application polls; it returns
 // false when the set emptied (the goroutine ends).
-func (p *progress) serve(events []readyEvent, seen *uint64) bool {
+func (p *progress) serve(turn *handoff.Turn) bool {
+	events := p.serveEvents
 	spinUntil := time.Now().Add(p.cfg.Spin)
 	for i := 1; ; i++ {
 		timeout := -1
@@ -299,8 +266,7 @@ func (p *progress) serve(events []readyEvent, seen *uint64) bool {
 			runtime.Gosched()
 			p.releaseHeld(0)
 		}
-		if now := p.polls.Load(); now != *seen && p.waiters.Load() == 0 {
-			*seen = now
+		if turn.Over() {
 			return true // an application polls again, and none waits
 		}
 		if timeout == 0 {
@@ -320,10 +286,7 @@ func (p *progress) ended() bool {
 	p.kset.close()
 	p.slots, p.free = nil, nil
 	p.running = false
-	select {
-	case <-p.wake:
-	default:
-	}
+	p.handoff.Forget()
 	return true
 }
 

@@ -94,7 +94,7 @@ func TestNotifyParksOneGoroutine(t *testing.T) {
 			switch {
 			case strings.Contains(g, "(*link).readLoop"):
 				readers++
-			case strings.Contains(g, "(*progress).run"):
+			case strings.Contains(g, "(*Handoff).Run"):
 				progress++
 			case strings.Contains(g, "(*link).writeLoop"):
 				writers++

@@ -1,0 +1,114 @@
+// Package handoff decides who moves a transport's inbound bytes at each
+// moment: the application's polls of its completion queues while they come
+// and no application waits in Notify, or the transport's progress
+// goroutine once the polls stop for a while or an application waits.
+//
+// The transport counts every application poll (Polled) and every waiter
+// (Watch, Unwatch); its progress goroutine runs Run, which sleeps while the
+// polls go on and calls the transport's serve function when they stop.
+// serve moves the bytes until its Turn is over: an application polls again
+// and none waits.
+package handoff
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Handoff is the state a transport's pollers share with its progress
+// goroutine. Create it with New. Its methods are safe for concurrent use;
+// Run has one caller at a time.
+type Handoff struct {
+	polls   atomic.Uint64
+	waiters atomic.Int32
+	wake    chan struct{}
+}
+
+// New returns a Handoff with no polls and no waiters.
+func New() *Handoff {
+	return &Handoff{wake: make(chan struct{}, 1)}
+}
+
+// Polled records one application poll.
+func (h *Handoff) Polled() { h.polls.Add(1) }
+
+// Polls returns the number of application polls so far: a goroutine that
+// must know whether a poll happened over some span compares two values.
+func (h *Handoff) Polls() uint64 { return h.polls.Load() }
+
+// Watch records an application goroutine that waits in Notify, and ends
+// Run's sleep at once. A transport whose serve blocks in the kernel must
+// also interrupt that wait.
+func (h *Handoff) Watch() {
+	h.waiters.Add(1)
+	h.Wake()
+}
+
+// Unwatch records the end of one Watch.
+func (h *Handoff) Unwatch() { h.waiters.Add(-1) }
+
+// Wake ends Run's sleep (not a serve in progress), or the next one if Run
+// is not sleeping; it never blocks.
+func (h *Handoff) Wake() {
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Forget drops a Wake that Run has not consumed, for a transport whose
+// progress goroutine ends (a later one starts afresh).
+func (h *Handoff) Forget() {
+	select {
+	case <-h.wake:
+	default:
+	}
+}
+
+// Run is the progress goroutine's loop. While no application waits in
+// Notify, it sleeps for gone (or until Wake), then checks ended, and calls
+// serve only if no application polled meanwhile; while one waits, it calls
+// serve at once. serve moves the bytes until t.Over() and returns true, or
+// returns false when the goroutine must end. Run returns when ended
+// reports true or serve returns false.
+func (h *Handoff) Run(gone time.Duration, ended func() bool, serve func(t *Turn) bool) {
+	timer := time.NewTimer(gone)
+	defer timer.Stop()
+	t := Turn{h: h, seen: h.polls.Load()}
+	for {
+		if h.waiters.Load() == 0 {
+			timer.Reset(gone)
+			select {
+			case <-timer.C:
+			case <-h.wake:
+			}
+			if ended() {
+				return
+			}
+			if t.Over() {
+				continue
+			}
+		}
+		if !serve(&t) {
+			return
+		}
+	}
+}
+
+// Turn is one stretch of Run's serve.
+type Turn struct {
+	h    *Handoff
+	seen uint64
+}
+
+// Over reports whether an application polled since the last call (or since
+// the turn began) and none waits in Notify: the polls move the bytes again,
+// and serve must return.
+func (t *Turn) Over() bool {
+	now := t.h.polls.Load()
+	if now == t.seen || t.h.waiters.Load() != 0 {
+		return false
+	}
+	t.seen = now
+	return true
+}
