@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -112,4 +113,57 @@ func killMidTransfer(t *testing.T, mode shm.OneSided) {
 	}
 	t.Logf("every pending request completed %v after SIGKILL", time.Since(start))
 	<-c.exited
+}
+
+// TestStoppedPeerTimesOut: the peer process is stopped (SIGSTOP), alive
+// but silent. A Send posted then, even just before the connection's
+// watchdog looks, waits for its confirmation for at least ResponseTimeout,
+// then the connection ends and the Send completes ErrIOTimeout.
+func TestStoppedPeerTimesOut(t *testing.T) {
+	const respTimeout = 300 * time.Millisecond
+	c := startChild(t, fmt.Sprintf("godirect-nd-shm-stop-%d", time.Now().UnixNano()), shm.Config{ResponseTimeout: respTimeout})
+	pr := ndtest.NewPair(t, c.p, ndtest.PairConfig{})
+	a := pr.Active
+	buf := []byte("to a stopped peer")
+	mr := a.Register(t, buf)
+	if err := c.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer c.cmd.Process.Signal(syscall.SIGCONT)
+	// The watchdog's next look waits until the Send is posted.
+	looking, posted := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	shm.SetWatchdogHook(func() {
+		once.Do(func() {
+			close(looking)
+			<-posted
+		})
+	})
+	t.Cleanup(func() { shm.SetWatchdogHook(nil) })
+	<-looking
+	sr := new(nd.Result)
+	start := time.Now()
+	err := a.Endpoint.Send(sr, []nd.SGE{{Buffer: buf, Region: mr}}, 0)
+	close(posted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]*nd.Result, 1)
+	var done time.Duration
+	if !settle(func() bool {
+		if a.OutCQ.GetResults(out) == 0 {
+			return false
+		}
+		done = time.Since(start)
+		return true
+	}) {
+		t.Fatal("the Send to a stopped peer never completed")
+	}
+	if out[0] != sr || out[0].Status != nd.ErrIOTimeout {
+		t.Fatalf("completion %p status %v, want the Send (%p) with ErrIOTimeout", out[0], out[0].Status, sr)
+	}
+	if done < respTimeout {
+		t.Fatalf("the Send timed out after %v, before ResponseTimeout (%v)", done, respTimeout)
+	}
+	t.Logf("the Send completed ErrIOTimeout %v after it was posted", done)
 }

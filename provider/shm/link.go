@@ -68,6 +68,7 @@ type link struct {
 	peerGone atomic.Bool // the socket hung up; the reader drains and ends
 	closed   atomic.Bool // mirrors closing, for the reader
 	rxSeen   atomic.Bool // records arrived since the watchdog last looked
+	stalls   int         // the watchdog's looks in a row that found requests waiting and nothing arrived (mu)
 
 	sendMu sync.Mutex // socket writes
 	sockRx sync.Mutex // socket reads: the watcher's, pullSegments'
@@ -505,11 +506,20 @@ func (l *link) waitUnread(end uint64) {
 	}
 }
 
+// testHookWatchdog, if set, is called when a watchdog looks, before it
+// looks.
+var testHookWatchdog atomic.Pointer[func()]
+
 // armWatchdogLocked checks, every ResponseTimeout, that requests waiting
 // for the peer see it make progress; a peer that stopped without dying
-// ends the connection with ErrIOTimeout.
+// ends the connection with ErrIOTimeout. A connection ends only after two
+// looks in a row found requests waiting and nothing arrived in between: a
+// request posted just before a look has not waited ResponseTimeout yet.
 func (l *link) armWatchdogLocked() {
 	l.watchdog = time.AfterFunc(l.t.p.cfg.ResponseTimeout, func() {
+		if h := testHookWatchdog.Load(); h != nil {
+			(*h)()
+		}
 		progress := l.rxSeen.Swap(false)
 		l.mu.Lock()
 		waiting := l.unconf.Len() > 0
@@ -518,6 +528,11 @@ func (l *link) armWatchdogLocked() {
 			return
 		}
 		if !waiting || progress {
+			l.stalls = 0
+		} else {
+			l.stalls++
+		}
+		if l.stalls < 2 {
 			l.armWatchdogLocked()
 			l.mu.Unlock()
 			return

@@ -45,9 +45,9 @@ type Config struct {
 	// HandshakeTimeout bounds the connection request on an accepted socket.
 	HandshakeTimeout time.Duration
 	// ResponseTimeout bounds how long requests may wait for the peer's
-	// confirmation while nothing arrives from it; past it the connection
-	// ends and they complete ErrIOTimeout (a peer that is stopped but not
-	// dead).
+	// confirmation while nothing arrives from it; past it (and before
+	// twice it) the connection ends and they complete ErrIOTimeout (a peer
+	// that is stopped but not dead).
 	ResponseTimeout time.Duration
 	// OneSided selects the one-sided data path.
 	OneSided OneSided
