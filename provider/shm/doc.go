@@ -36,7 +36,8 @@
 //     whoever polls the set: the application, or the provider's progress
 //     goroutine, which takes over pollerGone after the last application
 //     poll, and at once for as long as a Notify waits (Watch to Unwatch,
-//     whatever other goroutines poll); it spins Config.Spin,
+//     whatever other goroutines poll; the hand-off, internal/handoff,
+//     shared with provider/tcp); it spins Config.Spin,
 //     then arms every link and blocks in epoll_wait. A Notify therefore
 //     parks one goroutine however many endpoints its queue has.
 //   - Writer: a link's writer goroutine runs only while requests wait for
@@ -47,8 +48,8 @@
 //     connection. An idle link thus costs one goroutine.
 //   - Helpers: one pull helper per provider copies part of each large
 //     Send by rendezvous (rx.go, pull) while the poller copies the rest.
-//   - Timers: the watchdog (ResponseTimeout without progress on a link
-//     with requests waiting: ND_IO_TIMEOUT) and the progress goroutine's
+//   - Timers: the watchdog (two looks, ResponseTimeout apart, that found
+//     requests waiting and nothing arrived: ND_IO_TIMEOUT) and the progress goroutine's
 //     hand-off timer (pollerGone).
 //
 // # Lock order

@@ -23,7 +23,8 @@
 // application's GetResults that found its completion queue empty, or Notify
 // before it waits (engine.Progress), or else the provider's progress
 // goroutine, which takes over once no application has polled for
-// pollerGone, or at once when an application waits in Notify; it polls for
+// pollerGone, or at once when an application waits in Notify (the hand-off,
+// internal/handoff, shared with provider/shm); it polls for
 // Config.Spin, then waits in epoll_wait. While a provider has one link, a
 // poll reads it directly. A link's bytes are parsed and placed by whoever
 // holds its rxMu (pollRx, rx.go): the FPDU in progress stays in the link's
