@@ -63,10 +63,12 @@ type progress struct {
 
 	// The progress goroutine: it runs while the set holds links. asleep
 	// is set while it waits in the kernel with every link armed: a poll
-	// that finds it so wakes it (wakefd), since the poll disarms links
-	// and the goroutine must take them over again when polls stop.
+	// that disarms a link then wakes it (wakefd, see disarmed), since
+	// nothing would ring for that link and the goroutine must take it
+	// over again when polls stop. disarms counts the links disarmed.
 	running bool // under mu
 	asleep  atomic.Bool
+	disarms atomic.Uint64
 	// wakeMu guards wakefd's life against writes from outside mu.
 	wakeMu sync.Mutex
 
@@ -101,9 +103,6 @@ func (t *transport) Unwatch() { t.progress.handoff.Unwatch() }
 
 func (p *progress) poll() bool {
 	p.handoff.Polled()
-	if p.asleep.Load() && p.asleep.Swap(false) {
-		p.nudge()
-	}
 	if p.woke.Load() {
 		// A writer goroutine started: on a process confined to one
 		// processor, an application polling in a loop would leave it none
@@ -145,6 +144,18 @@ func (p *progress) watch() {
 func (p *progress) interrupt() {
 	p.handoff.Wake()
 	p.nudge()
+}
+
+// disarmed is called after a poller disarmed a link: if the progress
+// goroutine sleeps (or is about to) counting on that link's doorbell, it
+// must wake and take the link over. The goroutine sets asleep and then
+// looks at disarms; this counts and then looks at asleep: one of the two
+// sees the other.
+func (p *progress) disarmed() {
+	p.disarms.Add(1)
+	if p.asleep.Load() && p.asleep.Swap(false) {
+		p.nudge()
+	}
 }
 
 // nudge ends the progress goroutine's wait in the kernel, if it waits
@@ -422,16 +433,16 @@ func (p *progress) serve(epfd, wakefd int, events []unix.EpollEvent, turn *hando
 	for i := 1; ; i++ {
 		timeout := 0
 		if i&15 == 0 && !time.Now().Before(spinUntil) {
-			before := p.handoff.Polls()
+			before := p.disarms.Load()
 			p.mu.Lock()
 			if p.armAllLocked() {
 				timeout = -1
 				p.asleep.Store(true)
 			}
 			p.mu.Unlock()
-			if timeout < 0 && p.handoff.Polls() != before {
-				// An application polled meanwhile, and may have
-				// disarmed links before asleep was set.
+			if timeout < 0 && p.disarms.Load() != before {
+				// An application poll disarmed a link meanwhile,
+				// perhaps before asleep was set (see disarmed).
 				p.asleep.Store(false)
 				timeout = 0
 			}

@@ -79,6 +79,7 @@ func (l *link) serveHot(app bool, armAfter int) (moved, hot bool) {
 	if l.armed.Load() {
 		l.rx.Disarm()
 		l.armed.Store(false)
+		l.t.progress.disarmed()
 	}
 	// The peer published everything it will before the hang-up was seen:
 	// once the ring is empty after that, the connection ends.
