@@ -324,8 +324,8 @@ func (c *perfConfig) parse(fs *flag.FlagSet, args []string) error {
 		return usagef("-p %d: not a port", c.port)
 	case c.qps < 1 || c.qps > perfMaxQPs:
 		return usagef("-q %d: 1 to %d connections", c.qps, perfMaxQPs)
-	case c.qps > 1 && c.test.lat:
-		return usagef("-q %d: the latency tests measure one connection", c.qps)
+	case c.qps > 1 && c.test.lat && c.rdmaCM:
+		return usagef("-q %d: the latency tests measure one connection (with -R, as perftest)", c.qps)
 	case c.txDepth < 1 || c.txDepth > perfMaxTxDepth:
 		return usagef("-t %d: the tx depth must be 1 to %d", c.txDepth, perfMaxTxDepth)
 	case c.txDepth > 1 && c.test.lat && !c.rdmaCM:

@@ -341,7 +341,7 @@ func TestPerfUsage(t *testing.T) {
 		{[]string{"perf"}, "name the test"},
 		{[]string{"perf", "atomic_bw"}, `unknown test "atomic_bw"`},
 		{[]string{"perf", "send_bw", "--bogus"}, "flag provided but not defined: -bogus"},
-		{[]string{"perf", "send_lat", "-q", "2"}, "-q 2: the latency tests measure one connection"},
+		{[]string{"perf", "read_lat", "-R", "-q", "3"}, "-q 3: the latency tests measure one connection (with -R, as perftest)"},
 		{[]string{"perf", "send_bw", "--server", "127.0.0.1"}, "--server takes no address"},
 		{[]string{"perf", "send_bw", "--in-process", "127.0.0.1"}, "--in-process runs both sides"},
 		{[]string{"perf", "send_bw", "-s", "0"}, "-s 0: the size must be"},
@@ -426,14 +426,14 @@ func TestPerfStats(t *testing.T) {
 	if got := peakRate(nil, nil, 5); got != 0 {
 		t.Errorf("peakRate of nothing recorded = %v", got)
 	}
-	pc := &perfConn{test: perfTestNamed("read_lat"), samples: []int64{5000, 1000, 3000, 2000, 4000, 0}, n: 5}
-	row := latencyRow(pc, 2)
+	samples := []int64{5000, 1000, 3000, 2000, 4000, 0}
+	row := latencyRow(perfTestNamed("read_lat"), samples, 5, 2)
 	if row.TMin != 1 || row.TMax != 5 || row.TTypical != 3 || row.TAvg != 3 || row.P99 != 5 || row.Iterations != 5 ||
 		row.TStdev < 1.41 || row.TStdev > 1.42 {
 		t.Errorf("latencyRow = %+v", row)
 	}
-	pc.test = perfTestNamed("send_lat") // half the round trip
-	if row := latencyRow(pc, 2); row.TMax != 2.5 {
+	// Half the round trip.
+	if row := latencyRow(perfTestNamed("send_lat"), samples, 5, 2); row.TMax != 2.5 {
 		t.Errorf("send_lat's t_max = %v, want 2.5", row.TMax)
 	}
 	if got := bandwidthUnits(1<<20, false); got != 1 {
