@@ -383,17 +383,20 @@ func TestPerfErrors(t *testing.T) {
 }
 
 // TestPerfAllocations checks that the timed loops allocate nothing: ten
-// times more iterations must not cost more allocations.
+// times more iterations must not cost more allocations, with one
+// connection and with three on the one completion queue of each side.
 func TestPerfAllocations(t *testing.T) {
 	if testing.Short() || raceBuild {
 		t.Skip("short, or the race detector, which allocates on its own")
 	}
 	for _, test := range perfTests {
-		t.Run(test.name, func(t *testing.T) {
-			checkLoopAllocs(t, 100, 1000, func(iters int) {
-				runPerf(t, test.name, "--provider", "loop", "-s", "512", "-n", strconv.Itoa(iters))
+		for _, qps := range []string{"1", "3"} {
+			t.Run(test.name+"/q"+qps, func(t *testing.T) {
+				checkLoopAllocs(t, 100, 1000, func(iters int) {
+					runPerf(t, test.name, "--provider", "loop", "-s", "512", "-q", qps, "-n", strconv.Itoa(iters))
+				})
 			})
-		})
+		}
 	}
 }
 
