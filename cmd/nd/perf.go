@@ -31,7 +31,7 @@ const (
 	perfWarmBytes   = 256 << 20 // warm-up bytes of the bandwidth tests at most
 	perfAllMin      = 2         // -a: the smallest size
 	perfAllMax      = 1 << 23   // -a: the largest size
-	perfMaxQPs      = 256       // -q at most
+	perfMaxQPs      = 4096      // -q at most (the hello has room for 65535)
 	perfMaxTxDepth  = 1 << 16   // -t at most
 	perfMaxSamples  = 1 << 20   // latency samples kept per size with -D
 	perfMaxDuration = 3600      // -D at most, in seconds
