@@ -1,7 +1,8 @@
 package main
 
-// The client of nd perf: connects the -q connections, runs each size as a
-// step on all of them at once, and reports.
+// The client of nd perf: connects the -q connections, all on one
+// completion queue, runs each size as a step on all of them from one
+// goroutine, and reports.
 
 import (
 	"context"

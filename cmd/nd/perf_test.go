@@ -362,7 +362,7 @@ func TestPerfUsage(t *testing.T) {
 	}
 	for _, args := range [][]string{{"help", "perf"}, {"perf", "send_bw", "-h"}, {"perf", "-h"}} {
 		code, stdout, _ := runNd(t, args...)
-		for _, want := range []string{"Usage: nd perf TEST", "-size bytes", "-tx-depth depth", "-report_gbits", "--server", "99.9%"} {
+		for _, want := range []string{"Usage: nd perf TEST", "-size bytes", "-tx-depth depth", "-report_gbits", "--server", "99.9%", "-q N makes N connections", "over the connections in turn"} {
 			if code != 0 || !strings.Contains(stdout, want) {
 				t.Errorf("nd %s: exit status %d, output lacks %q:\n%s", strings.Join(args, " "), code, want, stdout)
 			}
@@ -473,21 +473,25 @@ func TestPerfWire(t *testing.T) {
 // most 10000 round trips (lat) or 256 MiB of messages (bw); -w sets it.
 func TestPerfWarmup(t *testing.T) {
 	for _, tc := range []struct {
-		test         string
-		iters, warm  int
-		size, wantIt int
+		test        string
+		iters, warm int
+		size, qps   int
+		wantIt      int
 	}{
-		{"send_lat", 1000, -1, 8, 1000},
-		{"send_lat", 50000, -1, 8, 10000},
-		{"write_lat", 50000, 0, 8, 0},
-		{"send_bw", 500, -1, 1 << 20, 256},
-		{"write_bw", 2000, -1, 64 << 10, 2000},
-		{"read_bw", 5000, -1, 128 << 10, 2048},
-		{"read_bw", 5000, 7, 128 << 10, 7},
+		{"send_lat", 1000, -1, 8, 1, 1000},
+		{"send_lat", 50000, -1, 8, 1, 10000},
+		{"write_lat", 50000, 0, 8, 1, 0},
+		{"send_bw", 500, -1, 1 << 20, 1, 256},
+		{"write_bw", 2000, -1, 64 << 10, 1, 2000},
+		{"read_bw", 5000, -1, 128 << 10, 1, 2048},
+		{"read_bw", 5000, 7, 128 << 10, 1, 7},
+		{"send_lat", 1000, -1, 8, 100, 100},       // -q 100: 10000 round trips in all
+		{"read_lat", 1000, -1, 8, 4096, 2},        // 10000 / 4096, rounded down
+		{"write_bw", 2000, -1, 64 << 10, 3, 2000}, // bw: per connection
 	} {
-		c := &perfConfig{test: perfTestNamed(tc.test), iters: tc.iters, warmup: tc.warm}
+		c := &perfConfig{test: perfTestNamed(tc.test), iters: tc.iters, warmup: tc.warm, qps: tc.qps}
 		if got := c.warmupIters(tc.size); got != tc.wantIt {
-			t.Errorf("%s -n %d -w %d -s %d: %d warm-up iterations, want %d", tc.test, tc.iters, tc.warm, tc.size, got, tc.wantIt)
+			t.Errorf("%s -n %d -w %d -s %d -q %d: %d warm-up iterations, want %d", tc.test, tc.iters, tc.warm, tc.size, tc.qps, got, tc.wantIt)
 		}
 	}
 }
