@@ -111,22 +111,20 @@ func runPerf(t *testing.T, args ...string) string {
 }
 
 // TestPerfTests runs every test over every provider with both sides in
-// this process, two connections for the bw tests; over shm with the
-// windows in shm.AllocateMemory's memory (the default) and in Go heap
-// memory (-heap).
+// this process and two connections; over shm with the windows in
+// shm.AllocateMemory's memory (the default) and in Go heap memory (-heap).
 func TestPerfTests(t *testing.T) {
 	for _, test := range perfTests {
 		for _, provider := range []string{"loop", "tcp", "shm", "shm -heap"} {
 			t.Run(test.name+"/"+strings.ReplaceAll(provider, " ", ""), func(t *testing.T) {
 				skipUnsupported(t, provider)
 				args := append([]string{test.name, "--provider"}, strings.Fields(provider)...)
-				args = append(args, "--in-process", "-s", "300", "-n", "40")
-				iters := 40
+				args = append(args, "--in-process", "-s", "300", "-n", "40", "-q", "2")
 				if !test.lat {
-					args = append(args, "-q", "2", "-t", "8")
-					iters *= 2 // the rows count both connections'
+					args = append(args, "-t", "8")
 				}
-				checkPerfTable(t, test.name, runPerf(t, args...), []int{300}, iters)
+				// The rows count both connections'.
+				checkPerfTable(t, test.name, runPerf(t, args...), []int{300}, 80)
 			})
 		}
 	}
