@@ -31,7 +31,7 @@ const (
 	perfWarmBytes   = 256 << 20 // warm-up bytes of the bandwidth tests at most
 	perfAllMin      = 2         // -a: the smallest size
 	perfAllMax      = 1 << 23   // -a: the largest size
-	perfMaxQPs      = 256       // -q at most
+	perfMaxQPs      = 4096      // -q at most (the hello has room for 65535)
 	perfMaxTxDepth  = 1 << 16   // -t at most
 	perfMaxSamples  = 1 << 20   // latency samples kept per size with -D
 	perfMaxDuration = 3600      // -D at most, in seconds
@@ -174,10 +174,10 @@ func (c *perfConfig) define(fs *flag.FlagSet) {
 	both("s", "size", nil, &c.size, "message size in `bytes` (suffixes K, M, G; default 65536 for bw tests, 2 for lat tests)")
 	both("a", "all", nil, &c.all, "run the sizes from 2 to 2^23 bytes, doubling")
 	both("n", "iters", 0, &c.iters, "`iterations` per size (default 5000 for bw tests, 1000 for lat tests)")
-	both("w", "warmup", -1, &c.warmup, "`iterations` before the first size, not measured (default: as many as -n, at most 10000 for lat tests and 256 MiB of messages for bw tests)")
+	both("w", "warmup", -1, &c.warmup, "`iterations` before the first size, not measured (default: as many as -n, at most 10000 round trips or Reads over all connections for lat tests and 256 MiB of messages per connection for bw tests)")
 	both("D", "duration", 0, &c.duration, "run each size for `seconds` instead of a number of iterations")
 	both("p", "port", uint(perfPort), &c.port, "the `port` to listen on or connect to (ADDRESS:PORT overrides it)")
-	both("q", "qp", 1, &c.qps, "`connections` (endpoints) in parallel, results aggregated (bw tests)")
+	both("q", "qp", 1, &c.qps, "`connections` between the two sides, every endpoint of a side on its one completion queue; bw tests keep all their pipelines full, lat tests make one round trip (read_lat: one Read) at a time over the connections in turn; -n and -w count per connection, a row all of them")
 	both("t", "tx-depth", 0, &c.txDepth, "requests in flight per connection, the tx `depth` (default 128 for bw tests, 1 for lat tests)")
 	both("Q", "cq-mod", perfCQMod, &c.cqMod, "send_lat: ask for the completion of every `N`th Send only, as perftest does; the others complete silently unless they fail (1: wait for every Send's completion)")
 	both("o", "outs", 0, &c.outReads, "with -R, read_bw and read_lat: the RDMA Reads in flight, as perftest's -o (default: the adapter's most)")
@@ -215,6 +215,16 @@ server in a second process on a free port and runs the client against it.
 --in-process runs both in this process instead, and -provider loop (which
 only connects adapters of one process) always does. The client tells the
 server the test, sizes and depths: the server needs only -provider, -b, -p.
+
+-q N makes N connections. Each side attaches all its endpoints to one
+completion queue (both directions), made once, and serves them from one
+goroutine: a completion goes back to its connection by its Result. The bw
+tests keep every connection's pipeline full at once and report the sum.
+The lat tests make one round trip (read_lat: one Read) at a time,
+connection 0's, then 1's, and so on in turn: the latency reported is that
+of one connection among N attached to one completion queue on each side,
+the cost of many peers on a round trip. -n and -w count per connection; a
+row's #iterations counts every connection's.
 
 -R (--rdma_cm) speaks perftest 6.06's rdma_cm protocol instead, against
 perftest's ib_send_bw, ib_send_lat, ib_write_bw, ib_write_lat, ib_read_bw and
@@ -324,8 +334,8 @@ func (c *perfConfig) parse(fs *flag.FlagSet, args []string) error {
 		return usagef("-p %d: not a port", c.port)
 	case c.qps < 1 || c.qps > perfMaxQPs:
 		return usagef("-q %d: 1 to %d connections", c.qps, perfMaxQPs)
-	case c.qps > 1 && c.test.lat:
-		return usagef("-q %d: the latency tests measure one connection", c.qps)
+	case c.qps > 1 && c.test.lat && c.rdmaCM:
+		return usagef("-q %d: the latency tests measure one connection (with -R, as perftest)", c.qps)
 	case c.txDepth < 1 || c.txDepth > perfMaxTxDepth:
 		return usagef("-t %d: the tx depth must be 1 to %d", c.txDepth, perfMaxTxDepth)
 	case c.txDepth > 1 && c.test.lat && !c.rdmaCM:

@@ -18,12 +18,15 @@ import (
 // on their way (see nd ping's replies), or one echo.
 const perfReplySlots = 4
 
-// perfConn is the client's side of one connection.
+// perfConn is the client's side of one connection. Its completions come
+// from the side's one completion queue (q), which hands each one to its
+// connection by its Result.
 type perfConn struct {
 	ctx       context.Context
 	test      *perfTest
+	qp        int // the connection's index among -q
 	s         *session
-	reaper    *reaper
+	q         *perfCQ
 	replies   *receiveRing // the server's messages, each slot its own buffer
 	replyMR   nd.MemoryRegion
 	reply     [perfMsgSize]byte // the message being parsed
@@ -41,9 +44,12 @@ type perfConn struct {
 	alloc     windowAlloc
 	mw        nd.MemoryWindow
 	bindRes   nd.Result
+	bound     bool            // bindRes completed
+	ord       int             // the outbound read limit the connection negotiated
 	remote    nd.MWDescriptor // the server's window
 	ops       *requestRing    // the data requests in flight
 	sgl       [1]nd.SGE
+	msg       []nd.SGE // the step's scatter/gather list, over sgl
 	inline    int
 	echoSize  int // send_lat: the size of the echoes due, 0 outside a step
 	echoes    int // send_lat: echoes arrived and not yet taken
@@ -52,25 +58,28 @@ type perfConn struct {
 	silentRes nd.Result
 	pollRoom  func() error // ping's poll while the send queue is full
 	round     int          // write_lat: the round trips so far
+	sent      int          // bw: the step's requests posted
+	more      bool         // bw: more requests are to be posted in the step
+	streaming bool         // bw: requests of the step are to be posted or completed
 	posted    []int64
 	completed []int64 // bw: when each request was posted and completed, ns after start
-	samples   []int64 // lat: each iteration's time in ns
 	start     instant
 	end       instant
-	n         int // the step's requests completed (bw) or iterations (lat)
+	n         int // the step's requests completed
 }
 
-// dialConn connects connection qp of the test from adapter a to the
-// server at remote, for messages of up to maxSize bytes.
-func (c *perfConfig) dialConn(ctx context.Context, a nd.Adapter, ai nd.AdapterInfo, remote netip.AddrPort, qp, maxSize int) (_ *perfConn, err error) {
+// clientLimits returns the limits of each of the client's endpoints for
+// messages of up to maxSize bytes, checked against the adapter's.
+func (c *perfConfig) clientLimits(a nd.Adapter, ai nd.AdapterInfo, maxSize int) (nd.EndpointLimits, error) {
 	op := c.test.op
+	var err error
 	if op == opSend {
 		err = checkSize(ai, max(maxSize, perfMsgSize))
 	} else {
 		err = checkWindow(ai, maxSize)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("adapter %s: %w", a.Address(), err)
+		return nd.EndpointLimits{}, fmt.Errorf("adapter %s: %w", a.Address(), err)
 	}
 	// The data requests, a control message or the end marker, and a Bind;
 	// send_lat's silent Sends stay in the queue until the server's side
@@ -82,21 +91,29 @@ func (c *perfConfig) dialConn(ctx context.Context, a nd.Adapter, ai nd.AdapterIn
 	if op == opRead {
 		limits.OutboundReadLimit = min(c.txDepth, ai.MaxOutboundReadLimit)
 		if limits.OutboundReadLimit < 1 {
-			return nil, fmt.Errorf("adapter %s allows no RDMA Reads in flight", a.Address())
+			return nd.EndpointLimits{}, fmt.Errorf("adapter %s allows no RDMA Reads in flight", a.Address())
 		}
 	}
 	if err := checkPerfLimits(ai, limits); err != nil {
-		return nil, fmt.Errorf("adapter %s: %w", a.Address(), err)
+		return nd.EndpointLimits{}, fmt.Errorf("adapter %s: %w", a.Address(), err)
 	}
-	s, err := newSession(a, nil, limits)
+	return limits, nil
+}
+
+// dialConn connects connection qp of the test from adapter a, its
+// endpoint of limits attached to q, to the server at remote, for messages
+// of up to maxSize bytes. exchange completes the set-up.
+func (c *perfConfig) dialConn(ctx context.Context, a nd.Adapter, q *perfCQ, limits nd.EndpointLimits, remote netip.AddrPort, qp, maxSize int) (_ *perfConn, err error) {
+	s, err := newSessionOn(a, nil, q.cq, limits)
 	if err != nil {
 		return nil, err
 	}
 	pc := &perfConn{
 		ctx:    ctx,
 		test:   c.test,
+		qp:     qp,
 		s:      s,
-		reaper: newReaper(ctx, s.cq, c.blocking, perfReplySlots+c.txDepth+2),
+		q:      q,
 		inline: s.ep.MaxInlineData(),
 		alloc:  newWindowAlloc(c.provider.name, c.heap),
 		cqMod:  c.cqMod,
@@ -125,16 +142,18 @@ func (c *perfConfig) dialConn(ctx context.Context, a nd.Adapter, ai nd.AdapterIn
 		return nil, err
 	}
 	pc.credits = credits
-	_, ord, err := readLimits(s.conn, limits)
-	if err != nil {
+	if _, pc.ord, err = readLimits(s.conn, limits); err != nil {
 		return nil, err
 	}
-	return pc, pc.exchange(maxSize, c.txDepth, ord)
+	return pc, nil
 }
 
-// setUp registers the connection's buffers, posts its Receives and sizes
-// its records: per request with iters for a bw test, per iteration for a
-// lat test (perfMaxSamples of them when it runs by time).
+// index implements perfOwner.
+func (pc *perfConn) index() int { return pc.qp }
+
+// setUp registers the connection's buffers, posts its Receives, records
+// its Results with the completion queue and sizes its records: per request
+// with iters for a bw test (the lat tests' are the side's).
 func (pc *perfConn) setUp(ctx context.Context, a nd.Adapter, maxSize, iters int, timed bool) (err error) {
 	if pc.buf, pc.bufMR, err = pc.alloc.registered(ctx, a, maxSize); err != nil {
 		return err
@@ -150,9 +169,11 @@ func (pc *perfConn) setUp(ctx context.Context, a nd.Adapter, maxSize, iters int,
 	if replyBuf, pc.replyMR, err = registered(ctx, a, perfReplySlots*slot); err != nil {
 		return err
 	}
+	pc.q.own(pc, &pc.ctrlRes, &pc.silentRes, &pc.bindRes)
 	if pc.replies, err = newReceiveSlots(pc.s.ep, replyBuf, pc.replyMR, perfReplySlots); err != nil {
 		return err
 	}
+	pc.q.ownAll(pc, pc.replies.results)
 	if pc.test.op == opWrite && pc.test.lat {
 		// Zeroed: no round's last byte is 0.
 		if pc.win, err = pc.alloc.get(maxSize); err != nil {
@@ -162,12 +183,7 @@ func (pc *perfConn) setUp(ctx context.Context, a nd.Adapter, maxSize, iters int,
 			return fmt.Errorf("RegisterMemory of %d bytes: %w", len(pc.win), err)
 		}
 	}
-	switch {
-	case pc.test.lat && timed:
-		pc.samples = make([]int64, perfMaxSamples)
-	case pc.test.lat:
-		pc.samples = make([]int64, iters)
-	case !timed:
+	if !pc.test.lat && !timed {
 		pc.posted, pc.completed = make([]int64, iters), make([]int64, iters)
 	}
 	return nil
@@ -176,7 +192,8 @@ func (pc *perfConn) setUp(ctx context.Context, a nd.Adapter, maxSize, iters int,
 // exchange takes the server's window and, for write_lat, sends the
 // client's; it sizes the pipeline: txDepth requests, and for read_bw no
 // more than the connection's and the server's read limits allow.
-func (pc *perfConn) exchange(maxSize, txDepth, ord int) error {
+func (pc *perfConn) exchange(maxSize, txDepth int) error {
+	ord := pc.ord
 	m, err := pc.await(msgWindow)
 	if err != nil {
 		return fmt.Errorf("waiting for the server's window: %w", err)
@@ -195,6 +212,7 @@ func (pc *perfConn) exchange(maxSize, txDepth, ord int) error {
 		}
 	}
 	pc.ops = newRequestRing(depth)
+	pc.q.ownAll(pc, pc.ops.results)
 	if pc.win == nil {
 		return nil
 	}
@@ -203,8 +221,10 @@ func (pc *perfConn) exchange(maxSize, txDepth, ord int) error {
 		return err
 	}
 	pc.mw = mw
-	if err := pc.reaper.waitAll(&pc.bindRes); err != nil {
-		return fmt.Errorf("binding the window: %w", err)
+	for !pc.bound {
+		if err := pc.take(); err != nil {
+			return fmt.Errorf("binding the window: %w", err)
+		}
 	}
 	if err := pc.send(perfMsg{kind: msgWindow, window: windowMsg{desc: desc}}); err != nil {
 		return err
@@ -261,68 +281,67 @@ func (pc *perfConn) await(kind uint32) (perfMsg, error) {
 	return pc.answer, nil
 }
 
-// take waits for completions and handles them.
-func (pc *perfConn) take() error {
-	done, err := pc.reaper.next()
-	if err != nil {
-		return err
-	}
-	return pc.handle(done)
-}
+// take waits for completions of the side's completion queue and hands
+// each to its connection, this one's or another's.
+func (pc *perfConn) take() error { return pc.q.take() }
 
-// handle takes completions: the data requests', the control Send's, and
-// the server's messages. It allocates nothing unless it fails.
-func (pc *perfConn) handle(done []*nd.Result) error {
-	for _, r := range done {
-		switch {
-		case pc.ops != nil && pc.ops.owns(r):
-			if err := pc.ops.complete(); err != nil {
-				return fmt.Errorf("request %d completed with %w", pc.n, err)
-			}
-			if pc.n < len(pc.completed) {
-				pc.completed[pc.n] = int64(since(pc.start))
-			}
-			pc.n++
-		case r == &pc.silentRes:
-			// Silent Sends complete only when they fail.
-			return fmt.Errorf("a Send completed with %w", r.Status.Err())
-		case r == &pc.ctrlRes:
-			if err := r.Status.Err(); err != nil {
-				return fmt.Errorf("a control message's Send completed with %w", err)
-			}
-			pc.ctrlBusy = false
-		case pc.replies.owns(r) && pc.echoSize > 0:
-			// Reposted after the next ping went (ping): the server has
-			// one echo in flight, and the other slots stay posted.
-			n, err := pc.replies.take(nil)
-			if err != nil {
-				return err
-			}
-			if n != pc.echoSize {
-				return fmt.Errorf("an echo of %d bytes, want %d", n, pc.echoSize)
-			}
-			pc.echoes++
-			pc.credits++
-		case pc.replies.owns(r):
-			n, err := pc.replies.complete(pc.reply[:])
-			if err != nil {
-				return err
-			}
-			m, err := parsePerfMsg(pc.reply[:], n)
-			if err != nil {
-				return err
-			}
-			pc.credits += int(m.credits)
-			if m.kind == msgCredit {
-				continue
-			}
-			if pc.answered {
-				return fmt.Errorf("a %s message before the %s message was taken", perfKindName(m.kind), perfKindName(pc.answer.kind))
-			}
-			pc.answer, pc.answered = m, true
-		default:
-			return errUnexpected
+// complete implements perfOwner: it takes a completion of the
+// connection's: a data request's, the control Send's, the Bind's, or a
+// server's message. It allocates nothing unless it fails.
+func (pc *perfConn) complete(r *nd.Result) error {
+	switch {
+	case pc.ops != nil && pc.ops.owns(r):
+		if err := pc.ops.complete(); err != nil {
+			return fmt.Errorf("request %d completed with %w", pc.n, err)
 		}
+		if pc.n < len(pc.completed) {
+			pc.completed[pc.n] = int64(since(pc.start))
+		}
+		pc.n++
+	case r == &pc.silentRes:
+		// Silent Sends complete only when they fail.
+		return fmt.Errorf("a Send completed with %w", r.Status.Err())
+	case r == &pc.ctrlRes:
+		if err := r.Status.Err(); err != nil {
+			return fmt.Errorf("a control message's Send completed with %w", err)
+		}
+		pc.ctrlBusy = false
+	case r == &pc.bindRes:
+		if err := r.Status.Err(); err != nil {
+			return fmt.Errorf("the Bind completed with %w", err)
+		}
+		pc.bound = true
+	case pc.replies.owns(r) && pc.echoSize > 0:
+		// Reposted after the next ping went (ping): the server has
+		// one echo in flight, and the other slots stay posted.
+		n, err := pc.replies.take(nil)
+		if err != nil {
+			return err
+		}
+		if n != pc.echoSize {
+			return fmt.Errorf("an echo of %d bytes, want %d", n, pc.echoSize)
+		}
+		pc.echoes++
+		pc.credits++
+	case pc.replies.owns(r):
+		n, err := pc.replies.complete(pc.reply[:])
+		if err != nil {
+			return err
+		}
+		m, err := parsePerfMsg(pc.reply[:], n)
+		if err != nil {
+			return err
+		}
+		pc.credits += int(m.credits)
+		if m.kind == msgCredit {
+			return nil
+		}
+		if pc.answered {
+			return fmt.Errorf("a %s message before the %s message was taken", perfKindName(m.kind), perfKindName(pc.answer.kind))
+		}
+		pc.answer, pc.answered = m, true
+	default:
+		return errUnexpected
 	}
 	return nil
 }

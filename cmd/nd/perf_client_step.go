@@ -10,24 +10,28 @@ import (
 	"github.com/godirect/nd"
 )
 
-// begin announces a step of messages of size bytes, iters of them (0: by
-// time), and waits until the server is ready.
-func (pc *perfConn) begin(size, iters int) error {
-	if err := pc.send(perfMsg{kind: msgStep, value: uint64(size), iters: uint64(iters), cqMod: uint32(pc.cqMod)}); err != nil {
-		return err
-	}
+// announce announces a step of messages of size bytes, iters of them (0:
+// by time); ready waits for the server's answer.
+func (pc *perfConn) announce(size, iters int) error {
+	return pc.send(perfMsg{kind: msgStep, value: uint64(size), iters: uint64(iters), cqMod: uint32(pc.cqMod)})
+}
+
+// ready waits until the server is ready for the step of size bytes
+// announced.
+func (pc *perfConn) ready(size int) error {
 	if _, err := pc.await(msgReady); err != nil {
 		return err
 	}
 	if pc.test.op == opSend && pc.test.lat {
 		pc.echoSize = size
 	}
+	pc.msg = pc.message(size)
 	return nil
 }
 
-// finish ends the step with the end marker once every request completed,
-// and checks what the server says it received.
-func (pc *perfConn) finish() error {
+// endStep sends the end marker once every request completed; checkEnd
+// checks what the server says it received.
+func (pc *perfConn) endStep() error {
 	for pc.ops.pending > 0 {
 		if err := pc.take(); err != nil {
 			return err
@@ -40,6 +44,11 @@ func (pc *perfConn) finish() error {
 	if err := pc.send(perfMsg{}); err != nil {
 		return fmt.Errorf("the end marker: %w", err)
 	}
+	return nil
+}
+
+// checkEnd waits for the server's answer to the end marker and checks it.
+func (pc *perfConn) checkEnd() error {
 	m, err := pc.await(msgEnd)
 	if err != nil {
 		return err
@@ -48,15 +57,6 @@ func (pc *perfConn) finish() error {
 		return fmt.Errorf("the server received %d messages, the client sent %d", m.value, pc.n)
 	}
 	return nil
-}
-
-// measure runs the step: iters requests or iterations, or as many as fit
-// in dur if it is not 0.
-func (pc *perfConn) measure(size, iters int, dur time.Duration) error {
-	if pc.test.lat {
-		return pc.latency(size, iters, dur)
-	}
-	return pc.stream(size, iters, dur)
 }
 
 // message returns the scatter/gather list of a request of size bytes:
@@ -70,83 +70,115 @@ func (pc *perfConn) message(size int) []nd.SGE {
 }
 
 // stream keeps up to the pipeline's depth of Sends (within the credits),
-// Writes or Reads of size bytes in flight, recording when each was posted
-// and completed, until iters completed or dur passed.
-func (pc *perfConn) stream(size, iters int, dur time.Duration) error {
-	sgl := pc.message(size)
-	pc.n = 0
-	posted, more := 0, true
-	pc.start = now()
-	stop := pc.start.add(dur)
-	for more || pc.n < posted {
-		for more && !pc.ops.full() && (pc.test.op != opSend || pc.credits > 0) {
-			if posted < len(pc.posted) {
-				pc.posted[posted] = int64(since(pc.start))
-			}
-			var err error
-			switch pc.test.op {
-			case opSend:
-				err = pc.s.ep.Send(pc.ops.next(), sgl, 0)
-				pc.credits--
-			case opWrite:
-				err = pc.s.ep.Write(pc.ops.next(), sgl, pc.remote, 0, 0)
-			case opRead:
-				err = pc.s.ep.Read(pc.ops.next(), sgl, pc.remote, 0, 0)
-			}
-			if err != nil {
-				return fmt.Errorf("request %d: %w", posted, err)
-			}
-			pc.ops.posted()
-			posted++
-			if dur == 0 {
-				more = posted < iters
+// Writes or Reads of size bytes in flight on every connection, recording
+// when each was posted and completed, until iters completed on each or dur
+// passed. One goroutine posts on all of them and takes the completions of
+// all from the one completion queue.
+func (cl *perfClient) stream(size, iters int, dur time.Duration) error {
+	start := now()
+	stop := start.add(dur)
+	for _, pc := range cl.conns {
+		pc.n, pc.sent, pc.more, pc.streaming = 0, 0, true, true
+		pc.start, pc.end = start, start
+	}
+	for left := len(cl.conns); left > 0; {
+		for _, pc := range cl.conns {
+			if err := pc.post(iters, dur > 0); err != nil {
+				return err
 			}
 		}
-		if err := pc.take(); err != nil {
-			return fmt.Errorf("after %d requests: %w", posted, err)
+		if err := cl.q.take(); err != nil {
+			return fmt.Errorf("after %d requests on connection 0: %w", cl.conns[0].sent, err)
 		}
-		if dur > 0 {
-			more = now() < stop
+		over := dur > 0 && now() >= stop
+		t := now()
+		for _, pc := range cl.conns {
+			if over {
+				pc.more = false
+			}
+			if pc.streaming && !pc.more && pc.n == pc.sent {
+				pc.end, pc.streaming = t, false
+				left--
+			}
 		}
 	}
-	pc.end = now()
 	return nil
 }
 
-// latency makes iters round trips (send_lat, write_lat) or Reads
-// (read_lat) of size bytes one after the other, or as many as fit in dur,
-// recording the time of each.
-func (pc *perfConn) latency(size, iters int, dur time.Duration) error {
-	sgl := pc.message(size)
-	pc.n, pc.pings = 0, 0
-	pc.start = now()
-	// One reading of the clock per iteration: its end is the next one's start.
-	var t0 time.Duration
-	for i := 0; ; i++ {
-		if dur > 0 && t0 >= dur || dur == 0 && i == iters {
-			break
+// post posts the connection's requests until its pipeline is full (send_bw:
+// or its credits run out), or iters were posted (unless timed).
+func (pc *perfConn) post(iters int, timed bool) error {
+	for pc.more && !pc.ops.full() && (pc.test.op != opSend || pc.credits > 0) {
+		if pc.sent < len(pc.posted) {
+			pc.posted[pc.sent] = int64(since(pc.start))
 		}
 		var err error
 		switch pc.test.op {
 		case opSend:
-			err = pc.ping(sgl)
+			err = pc.s.ep.Send(pc.ops.next(), pc.msg, 0)
+			pc.credits--
 		case opWrite:
-			err = pc.writeRound(sgl, size)
+			err = pc.s.ep.Write(pc.ops.next(), pc.msg, pc.remote, 0, 0)
 		case opRead:
-			err = pc.readOnce(sgl)
+			err = pc.s.ep.Read(pc.ops.next(), pc.msg, pc.remote, 0, 0)
 		}
 		if err != nil {
+			return fmt.Errorf("connection %d, request %d: %w", pc.qp, pc.sent, err)
+		}
+		pc.ops.posted()
+		pc.sent++
+		if !timed {
+			pc.more = pc.sent < iters
+		}
+	}
+	return nil
+}
+
+// latency makes iters round trips (send_lat, write_lat) or Reads
+// (read_lat) of size bytes on each connection, or as many as fit in dur,
+// one at a time: connection 0's, then 1's, and so on in turn. It records
+// the time of each.
+func (cl *perfClient) latency(size, iters int, dur time.Duration) error {
+	for _, pc := range cl.conns {
+		pc.n, pc.pings = 0, 0
+	}
+	total := iters * len(cl.conns)
+	cl.start = now()
+	// One reading of the clock per iteration: its end is the next one's start.
+	var t0 time.Duration
+	i, k := 0, 0 // the iteration, and its connection
+	for ; dur > 0 && t0 < dur || dur == 0 && i < total; i++ {
+		pc := cl.conns[k]
+		if k++; k == len(cl.conns) {
+			k = 0
+		}
+		var err error
+		switch pc.test.op {
+		case opSend:
+			err = pc.ping(pc.msg)
+		case opWrite:
+			err = pc.writeRound(pc.msg, size)
+		case opRead:
+			err = pc.readOnce(pc.msg)
+		}
+		if err != nil {
+			if len(cl.conns) > 1 {
+				return fmt.Errorf("iteration %d, connection %d: %w", i, pc.qp, err)
+			}
 			return fmt.Errorf("iteration %d: %w", i, err)
 		}
-		t1 := since(pc.start)
-		if i < len(pc.samples) {
-			pc.samples[i] = int64(t1 - t0)
+		t1 := since(cl.start)
+		if i < len(cl.samples) {
+			cl.samples[i] = int64(t1 - t0)
 		}
 		t0 = t1
 	}
-	pc.end = pc.start.add(t0)
-	if pc.test.op == opSend {
-		pc.n = pc.pings // the signaled Sends' completions counted only some
+	cl.n = i
+	cl.end = cl.start.add(t0)
+	for _, pc := range cl.conns {
+		if pc.test.op == opSend {
+			pc.n = pc.pings // the signaled Sends' completions counted only some
+		}
 	}
 	return nil
 }
@@ -171,7 +203,7 @@ func (pc *perfConn) ping(sgl []nd.SGE) error {
 	// moves their acknowledgments. The function is made once: the loop
 	// allocates nothing.
 	if pc.pollRoom == nil {
-		pc.pollRoom = func() error { return pc.handle(pc.reaper.poll()) }
+		pc.pollRoom = pc.q.poll
 	}
 	if err := sendWhenRoom(pc.ctx, pc.s.ep, res, sgl, flags, pc.pollRoom); err != nil {
 		return fmt.Errorf("posting a Send: %w", err)
@@ -229,7 +261,7 @@ func (pc *perfConn) writeRound(sgl []nd.SGE, size int) error {
 		if pace.idle(); spins%yieldEvery != 0 {
 			continue
 		}
-		if err := pc.handle(pc.reaper.poll()); err != nil {
+		if err := pc.q.poll(); err != nil {
 			return err
 		}
 		if spins%checkEvery == 0 {

@@ -1,68 +1,116 @@
 package main
 
-// The client of nd perf: connects the -q connections, runs each size as a
-// step on all of them at once, and reports.
+// The client of nd perf: connects the -q connections, all on one
+// completion queue, runs each size as a step on all of them from one
+// goroutine, and reports.
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/netip"
-	"sync"
 	"time"
 
 	"github.com/godirect/nd"
 )
 
+// perfClient is the client's side of a run: its connections, all on one
+// completion queue, and the latency tests' samples, which every connection
+// adds to.
+type perfClient struct {
+	q       *perfCQ
+	conns   []*perfConn
+	samples []int64 // lat: each iteration's time in ns, of every connection in turn
+	n       int     // lat: the step's iterations
+	start   instant
+	end     instant
+}
+
+// close releases the connections, then the completion queue.
+func (cl *perfClient) close() {
+	for _, pc := range cl.conns {
+		pc.close()
+	}
+	if cl.q != nil {
+		cl.q.close()
+	}
+}
+
 // drive implements dataTool: it connects from adapter a to the server at
 // remote, measures every size, reports to out and disconnects.
 func (c *perfConfig) drive(ctx context.Context, a nd.Adapter, remote netip.AddrPort, out io.Writer) error {
 	sizes := c.sizes()
+	maxSize := sizes[len(sizes)-1]
 	ai, err := queryAdapter(a)
 	if err != nil {
 		return err
 	}
-	conns := make([]*perfConn, 0, c.qps)
-	defer func() {
-		for _, pc := range conns {
-			pc.close()
-		}
-	}()
-	for i := range c.qps {
-		pc, err := c.dialConn(ctx, a, ai, remote, i, sizes[len(sizes)-1])
-		if err != nil {
-			if c.qps > 1 {
-				err = fmt.Errorf("connection %d: %w", i, err)
-			}
-			return err
-		}
-		conns = append(conns, pc)
+	limits, err := c.clientLimits(a, ai, maxSize)
+	if err != nil {
+		return err
 	}
-	rep := c.newReport(a.Address(), remote, conns[0], out)
+	cl := &perfClient{conns: make([]*perfConn, 0, c.qps)}
+	defer cl.close()
+	if cl.q, err = newPerfCQ(ctx, a, ai, limits, c.qps, c.blocking); err != nil {
+		return err
+	}
+	named := func(i int, err error) error {
+		if c.qps > 1 {
+			return fmt.Errorf("connection %d: %w", i, err)
+		}
+		return err
+	}
+	// Every connection is made before any exchanges its windows: the
+	// server accepts them all before it serves any.
+	for i := range c.qps {
+		pc, err := c.dialConn(ctx, a, cl.q, limits, remote, i, maxSize)
+		if err != nil {
+			return named(i, err)
+		}
+		cl.conns = append(cl.conns, pc)
+	}
+	for i, pc := range cl.conns {
+		if err := pc.exchange(maxSize, c.txDepth); err != nil {
+			return named(i, err)
+		}
+	}
+	if c.test.lat {
+		cl.samples = make([]int64, min(c.iters*c.qps, perfMaxSamples))
+		if c.duration > 0 {
+			cl.samples = make([]int64, perfMaxSamples)
+		}
+	}
+	rep := c.newReport(a.Address(), remote, cl.conns[0], out)
 	rep.header()
 	if w := c.warmupIters(sizes[0]); w > 0 {
-		if _, err := c.runStep(conns, sizes[0], w, 0); err != nil {
+		if _, err := c.runStep(cl, sizes[0], w, 0); err != nil {
 			return fmt.Errorf("warm-up: %w", err)
 		}
 	}
 	for k, size := range sizes {
 		rep.progress(k, len(sizes), size)
-		if err := c.step(conns, size, rep); err != nil {
+		if err := c.step(cl, size, rep); err != nil {
 			rep.clearProgress()
 			return fmt.Errorf("size %d: %w", size, err)
 		}
 	}
 	rep.clearProgress()
-	for _, pc := range conns {
+	// The done messages go first, the disconnections after: nothing is
+	// reaped once a connection is torn down (its flushed Receives stay in
+	// the queue, which has room for them).
+	for _, pc := range cl.conns {
 		if err := pc.send(perfMsg{kind: msgDone}); err != nil {
 			return err
 		}
+	}
+	for _, pc := range cl.conns {
 		for pc.ctrlBusy {
 			if err := pc.take(); err != nil {
 				return fmt.Errorf("the done message: %w", err)
 			}
 		}
+	}
+	for _, pc := range cl.conns {
 		if err := pc.s.conn.Disconnect(ctx); err != nil {
 			return fmt.Errorf("disconnecting: %w", err)
 		}
@@ -78,24 +126,24 @@ func perOp(cpu time.Duration, ops int64) float64 {
 	return float64(cpu.Microseconds()) / float64(ops)
 }
 
-// step measures messages of size bytes on every connection at once and
-// adds the row to rep.
-func (c *perfConfig) step(conns []*perfConn, size int, rep *perfReport) error {
+// step measures messages of size bytes on every connection and adds the
+// row to rep.
+func (c *perfConfig) step(cl *perfClient, size int, rep *perfReport) error {
 	iters := c.iters
 	if c.duration > 0 {
 		iters = 0
 	}
 	dur := time.Duration(c.duration) * time.Second
-	cpu, err := c.runStep(conns, size, iters, dur)
+	cpu, err := c.runStep(cl, size, iters, dur)
 	if err != nil {
 		return err
 	}
 	if c.test.lat {
-		row := latencyRow(conns[0], size)
+		row := latencyRow(c.test, cl.samples, cl.n, size)
 		row.CPUPerOp = perOp(cpu, row.Iterations)
 		rep.addLat(row)
 	} else {
-		row := bandwidthRow(conns, size, c.gbits)
+		row := bandwidthRow(cl.conns, size, c.gbits)
 		row.CPUPerOp = perOp(cpu, row.Iterations)
 		rep.addBW(row)
 	}
@@ -103,53 +151,51 @@ func (c *perfConfig) step(conns []*perfConn, size int, rep *perfReport) error {
 }
 
 // warmupIters is the number of iterations of size bytes run before the
-// first size (-w).
+// first size (-w), per connection as -n.
 func (c *perfConfig) warmupIters(size int) int {
 	if c.warmup >= 0 {
 		return c.warmup
 	}
 	if c.test.lat {
-		return min(c.iters, perfWarmLat)
+		return min(c.iters, max(1, perfWarmLat/max(1, c.qps)))
 	}
 	return min(c.iters, max(1, perfWarmBytes/size))
 }
 
-// runStep makes one step of messages of size bytes on every connection at
-// once (iters of them, or for dur) and returns the client's CPU time
-// meanwhile.
-func (c *perfConfig) runStep(conns []*perfConn, size, iters int, dur time.Duration) (time.Duration, error) {
-	for _, pc := range conns {
-		if err := pc.begin(size, iters); err != nil {
+// runStep makes one step of messages of size bytes over every connection
+// (iters of them on each, or for dur) and returns the client's CPU time
+// meanwhile. The bw tests keep every connection's pipeline full at once;
+// the lat tests make one round trip (or Read) at a time, connection after
+// connection.
+func (c *perfConfig) runStep(cl *perfClient, size, iters int, dur time.Duration) (time.Duration, error) {
+	for _, pc := range cl.conns {
+		if err := pc.announce(size, iters); err != nil {
+			return 0, err
+		}
+	}
+	for _, pc := range cl.conns {
+		if err := pc.ready(size); err != nil {
 			return 0, err
 		}
 	}
 	var err error
 	cpu0 := cpuTime()
-	if len(conns) == 1 {
-		err = conns[0].measure(size, iters, dur)
+	if c.test.lat {
+		err = cl.latency(size, iters, dur)
 	} else {
-		// The connections start together once every server side is ready.
-		errs := make([]error, len(conns))
-		start := make(chan struct{})
-		var wg sync.WaitGroup
-		for i, pc := range conns {
-			wg.Go(func() {
-				<-start
-				if err := pc.measure(size, iters, dur); err != nil {
-					errs[i] = fmt.Errorf("connection %d: %w", i, err)
-				}
-			})
-		}
-		close(start)
-		wg.Wait()
-		err = errors.Join(errs...)
+		err = cl.stream(size, iters, dur)
 	}
 	cpu := cpuTime() - cpu0
 	if err != nil {
 		return 0, err
 	}
-	for _, pc := range conns {
-		if err := pc.finish(); err != nil {
+	for _, pc := range cl.conns {
+		if err := pc.endStep(); err != nil {
+			return 0, err
+		}
+	}
+	for _, pc := range cl.conns {
+		if err := pc.checkEnd(); err != nil {
 			return 0, err
 		}
 	}

@@ -1,18 +1,36 @@
 package main
 
 // The passive side of nd perf: accepts the client's connections (as many
-// as its first hello announces) and serves each in a goroutine of its own,
-// step by step as the client announces them.
+// as its first hello announces), all attached to one completion queue, and
+// serves them from one goroutine: each completion goes to its connection,
+// which answers the client's control messages and, in a step, takes its
+// messages (send_bw), echoes them (send_lat) or waits for the end marker;
+// write_lat's Writes are answered by spinning on the window of the
+// connection whose turn it is (perf_server_step.go).
 
 import (
 	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
-	"sync"
+	"net/netip"
 
 	"github.com/godirect/nd"
 )
+
+// perfServer is the server's side of a run.
+type perfServer struct {
+	ctx      context.Context
+	test     *perfTest
+	peer     netip.AddrPort // the client's address
+	q        *perfCQ
+	conns    []*perfServed
+	owing    []*perfServed // connections with an echo or a reply waiting for room
+	done     int           // connections whose client said done
+	stepping int           // connections in a step
+	pongs    bool          // write_lat: the server answers Writes
+	rr       int           // write_lat: the connection whose Write comes next
+}
 
 // serve implements dataTool: it accepts the client's connections on l and
 // serves them until the client is done and has disconnected.
@@ -21,25 +39,19 @@ func (c *perfConfig) serve(ctx context.Context, a nd.Adapter, l nd.Listener, out
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	srv := &perfServer{ctx: ctx}
+	defer srv.close()
 	var (
-		wg    sync.WaitGroup
-		once  sync.Once
-		first error // the first connection's failure
-		h0    perfHello
+		h0     perfHello
+		limits nd.EndpointLimits
 	)
-	fail := func(err error) {
-		once.Do(func() { first = err })
-		cancel()
-	}
 	accept := func(i int) error {
 		r, err := nextRequest(ctx, a, l)
 		if err != nil {
 			return err
 		}
 		h, err := parsePerfHello(r.data)
-		if err == nil && i > 0 && (h.test != h0.test || h.qps != h0.qps || h.qp != i || h.maxSize != h0.maxSize) {
+		if err == nil && i > 0 && (h.test != h0.test || h.qps != h0.qps || h.qp != i || h.maxSize != h0.maxSize || h.txDepth != h0.txDepth) {
 			err = fmt.Errorf("connection %d announces connection %d of %d for %s; the first announced %d for %s",
 				i, h.qp, h.qps, h.test.name, h0.qps, h0.test.name)
 		}
@@ -50,8 +62,17 @@ func (c *perfConfig) serve(ctx context.Context, a nd.Adapter, l nd.Listener, out
 			h0 = h
 			fmt.Fprintf(out, "Accepted a connection from %s: %s, %d connection(s), messages of up to %d bytes\n",
 				r.peer, h.test.name, h.qps, h.maxSize)
+			srv.test, srv.peer = h.test, r.peer
+			srv.pongs = h.test.op == opWrite && h.test.lat
+			srv.conns, srv.owing = make([]*perfServed, 0, h.qps), make([]*perfServed, 0, h.qps)
+			if limits, err = servedLimits(a, ai, h); err == nil {
+				srv.q, err = newPerfCQ(ctx, a, ai, limits, h.qps, c.blocking)
+			}
+			if err != nil {
+				return r.reject(err)
+			}
 		}
-		sv, err := c.newServed(ctx, a, ai, r.conn, h)
+		sv, err := c.newServed(ctx, a, srv, i, r.conn, h, limits)
 		if err != nil {
 			return r.reject(err)
 		}
@@ -60,37 +81,43 @@ func (c *perfConfig) serve(ctx context.Context, a nd.Adapter, l nd.Listener, out
 			return err
 		}
 		sv.owed = 0 // granted in the welcome
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer sv.close()
-			if err := sv.serve(r.conn); err != nil {
-				fail(fmt.Errorf("client %s, connection %d: %w", r.peer, i, err))
-			}
-		}()
+		srv.conns = append(srv.conns, sv)
 		return nil
 	}
 	for i := 0; i == 0 || i < h0.qps; i++ {
 		if err := accept(i); err != nil {
-			fail(err)
-			break
+			return err
 		}
 	}
-	wg.Wait()
-	if first != nil {
-		return first
+	if err := srv.run(); err != nil {
+		return fmt.Errorf("client %s: %w", srv.peer, err)
+	}
+	for i, sv := range srv.conns {
+		if err := sv.s.conn.NotifyDisconnect(ctx); err != nil {
+			return fmt.Errorf("client %s, connection %d: NotifyDisconnect: %w", srv.peer, i, err)
+		}
 	}
 	fmt.Fprintf(out, "Served %d connection(s); the client disconnected\n", h0.qps)
 	return nil
 }
 
+// close releases the connections, then the completion queue.
+func (srv *perfServer) close() {
+	for _, sv := range srv.conns {
+		sv.close()
+	}
+	if srv.q != nil {
+		srv.q.close()
+	}
+}
+
 // perfServed is the server's side of one connection.
 type perfServed struct {
 	ctx      context.Context
+	srv      *perfServer
+	qp       int // the connection's index
 	test     *perfTest
 	s        *session
-	reaper   *reaper // polls, or blocks with -b
-	waiter   *reaper // blocks: for the tests in which the server only waits
 	recv     *receiveRing
 	recvMR   nd.MemoryRegion
 	msg      [perfMsgSize]byte // the control message being parsed
@@ -101,9 +128,12 @@ type perfServed struct {
 	winMR    nd.MemoryRegion
 	alloc    windowAlloc
 	mw       nd.MemoryWindow
-	src      []byte // the source of echoes and of write_lat's Writes
+	desc     nd.MWDescriptor // the window's, once bound
+	src      []byte          // the source of echoes and of write_lat's Writes
 	srcMR    nd.MemoryRegion
-	sgl      [1]nd.SGE
+	sgl      [1]nd.SGE // the control messages'
+	dataSGL  [1]nd.SGE
+	data     []nd.SGE        // the step's echo or Write, over dataSGL
 	peer     nd.MWDescriptor // write_lat: the client's window
 	maxSize  int
 	inline   int
@@ -114,25 +144,31 @@ type perfServed struct {
 	cqMod    int // send_lat: every cqMod-th echo asks for a completion (the client's -Q)
 	echoes   int // send_lat: echoes sent in the step
 	silent   nd.Result
-	pollRoom func() error // sendEcho's poll while the send queue is full
 	bindRes  nd.Result
+
+	size   int   // the step's message size
+	inStep bool  // between the step message and the end marker
+	got    int64 // the step's messages received or answered
+	done   bool  // the client said done
+
+	// What waits for room in the send queue (perfServer.owing).
+	echoOwed    int // send_lat: echoes to send
+	replyOwed   bool
+	replyKind   uint32
+	replyValue  uint64
+	replyWindow windowMsg
+	listed      bool // in perfServer.owing
 }
 
-// newServed sets up the server's side of the connection on conn for the
-// client's hello h: its buffers, window and Receives. owed holds the
-// credits to grant in the welcome.
-func (c *perfConfig) newServed(ctx context.Context, a nd.Adapter, ai nd.AdapterInfo, conn nd.Connector, h perfHello) (_ *perfServed, err error) {
-	rdma := h.test.op != opSend
-	recvSize := perfMsgSize
-	if rdma {
+// servedLimits returns the limits of the server's endpoints for the
+// client's hello h, checked against the adapter's.
+func servedLimits(a nd.Adapter, ai nd.AdapterInfo, h perfHello) (nd.EndpointLimits, error) {
+	if h.test.op != opSend {
 		if err := checkWindow(ai, h.maxSize); err != nil {
-			return nil, fmt.Errorf("adapter %s: %w", a.Address(), err)
+			return nd.EndpointLimits{}, fmt.Errorf("adapter %s: %w", a.Address(), err)
 		}
-	} else {
-		recvSize = max(h.maxSize, perfMsgSize)
-		if err := checkSize(ai, recvSize); err != nil {
-			return nil, fmt.Errorf("adapter %s: %w", a.Address(), err)
-		}
+	} else if err := checkSize(ai, max(h.maxSize, perfMsgSize)); err != nil {
+		return nd.EndpointLimits{}, fmt.Errorf("adapter %s: %w", a.Address(), err)
 	}
 	// send_bw's Receives are its credits; the other tests have at most one
 	// message of the client's in flight, and a control message.
@@ -148,18 +184,31 @@ func (c *perfConfig) newServed(ctx context.Context, a nd.Adapter, ai nd.AdapterI
 		limits.InboundReadLimit = ai.MaxInboundReadLimit
 	}
 	if err := checkPerfLimits(ai, limits); err != nil {
-		return nil, fmt.Errorf("adapter %s: %w", a.Address(), err)
+		return nd.EndpointLimits{}, fmt.Errorf("adapter %s: %w", a.Address(), err)
 	}
-	s, err := newSession(a, conn, limits)
+	return limits, nil
+}
+
+// newServed sets up the server's side of connection qp on conn for the
+// client's hello h, its endpoint of limits attached to srv's completion
+// queue: its buffers, window and Receives. owed holds the credits to grant
+// in the welcome.
+func (c *perfConfig) newServed(ctx context.Context, a nd.Adapter, srv *perfServer, qp int, conn nd.Connector, h perfHello, limits nd.EndpointLimits) (_ *perfServed, err error) {
+	recvSize := perfMsgSize
+	if h.test.op == opSend {
+		recvSize = max(h.maxSize, perfMsgSize)
+	}
+	depth := limits.InboundEntries
+	s, err := newSessionOn(a, conn, srv.q.cq, limits)
 	if err != nil {
 		return nil, err
 	}
 	sv := &perfServed{
 		ctx:     ctx,
+		srv:     srv,
+		qp:      qp,
 		test:    h.test,
 		s:       s,
-		reaper:  newReaper(ctx, s.cq, c.blocking, 2*depth+1),
-		waiter:  newReaper(ctx, s.cq, true, 2*depth+1),
 		sends:   newRequestRing(depth),
 		maxSize: h.maxSize,
 		inline:  s.ep.MaxInlineData(),
@@ -184,7 +233,7 @@ func (c *perfConfig) newServed(ctx context.Context, a nd.Adapter, ai nd.AdapterI
 			return nil, err
 		}
 	}
-	if rdma {
+	if h.test.op != opSend {
 		// Zeroed: no round's last byte is 0.
 		if sv.win, err = sv.alloc.get(h.maxSize); err != nil {
 			return nil, err
@@ -193,12 +242,15 @@ func (c *perfConfig) newServed(ctx context.Context, a nd.Adapter, ai nd.AdapterI
 			return nil, fmt.Errorf("RegisterMemory of %d bytes: %w", len(sv.win), err)
 		}
 	}
+	srv.q.own(sv, &sv.silent, &sv.bindRes)
+	srv.q.ownAll(sv, sv.sends.results)
 	// The bytes of the client's messages are not looked at, but for the
 	// control messages, which arrive while nothing else is in flight: every
 	// Receive lands in the same buffer.
 	if sv.recv, err = newReceiveRing(s.ep, []nd.SGE{{Buffer: recvBuf, Region: sv.recvMR}}, depth); err != nil {
 		return nil, err
 	}
+	srv.q.ownAll(sv, sv.recv.results)
 	return sv, nil
 }
 
@@ -223,111 +275,113 @@ func (sv *perfServed) close() {
 	sv.alloc.free(sv.src)
 }
 
-// serve runs the connection: it sends the window, then serves the steps
-// until the client's done, and waits for the client to disconnect.
-func (sv *perfServed) serve(conn nd.Connector) error {
-	var w windowMsg
-	if sv.win != nil {
-		var err error
-		if sv.ird, _, err = readLimits(conn, nd.EndpointLimits{InboundReadLimit: 1 << 30}); err != nil {
-			return err
+// index implements perfOwner.
+func (sv *perfServed) index() int { return sv.qp }
+
+// start sends the connection's window, once bound (the Bind's completion
+// sends it, see complete), or an empty one for send tests.
+func (sv *perfServed) start() error {
+	if sv.win == nil {
+		return sv.reply(msgWindow, 0, windowMsg{})
+	}
+	var err error
+	if sv.ird, _, err = readLimits(sv.s.conn, nd.EndpointLimits{InboundReadLimit: 1 << 30}); err != nil {
+		return err
+	}
+	if sv.mw, sv.desc, err = sv.s.bindWindow(&sv.bindRes, sv.winMR, sv.win, nd.FlagAllowRead|nd.FlagAllowWrite); err != nil {
+		return err
+	}
+	return nil
+}
+
+// complete implements perfOwner: it takes a completion of the
+// connection's. It allocates nothing unless it fails.
+func (sv *perfServed) complete(r *nd.Result) error {
+	switch {
+	case sv.sends.owns(r):
+		if err := sv.sends.complete(); err != nil {
+			return fmt.Errorf("a Send or Write completed with %w", err)
 		}
-		mw, desc, err := sv.s.bindWindow(&sv.bindRes, sv.winMR, sv.win, nd.FlagAllowRead|nd.FlagAllowWrite)
-		if err != nil {
-			return err
-		}
-		sv.mw = mw
-		if err := sv.reaper.waitAll(&sv.bindRes); err != nil {
+		return sv.returnCredits()
+	case r == &sv.silent:
+		// Silent echoes complete only when they fail.
+		return fmt.Errorf("an echo's Send completed with %w", r.Status.Err())
+	case r == &sv.bindRes:
+		if err := r.Status.Err(); err != nil {
 			return fmt.Errorf("binding the window: %w", err)
 		}
-		w = windowMsg{desc: desc, readLimit: uint32(sv.ird)}
+		return sv.reply(msgWindow, 0, windowMsg{desc: sv.desc, readLimit: uint32(sv.ird)})
+	case sv.done && r.Status.Failed():
+		// Receives flushed as the client disconnects after its done
+		// message: ignored.
+		return nil
+	case sv.recv.owns(r) && sv.inStep:
+		return sv.stepMessage(r)
+	case sv.recv.owns(r) && !sv.done:
+		return sv.control(r)
+	default:
+		return errUnexpected
 	}
-	if err := sv.reply(msgWindow, 0, w); err != nil {
+}
+
+// control takes the client's control message of r.
+func (sv *perfServed) control(r *nd.Result) error {
+	n := r.BytesTransferred
+	if _, err := sv.recv.take(sv.msg[:]); err != nil {
 		return err
 	}
-	for {
-		m, err := sv.nextMsg()
-		if err != nil {
-			return err
+	sv.owed++
+	m, err := parsePerfMsg(sv.msg[:], n)
+	if err != nil {
+		return err
+	}
+	// A Receive that cannot be posted again is no matter after the
+	// client's last word.
+	if err := sv.recv.repost(); err != nil && m.kind != msgDone {
+		return err
+	}
+	switch m.kind {
+	case msgDone:
+		sv.done = true
+		sv.srv.done++
+		return nil
+	case msgWindow:
+		sv.peer = m.window.desc
+		return sv.reply(msgReady, 0, windowMsg{})
+	case msgStep:
+		if m.value < 1 || m.value > uint64(sv.maxSize) {
+			return fmt.Errorf("the client announces messages of %d bytes; it said at most %d", m.value, sv.maxSize)
 		}
-		switch m.kind {
-		case msgDone:
-			if err := conn.NotifyDisconnect(sv.ctx); err != nil {
-				return fmt.Errorf("NotifyDisconnect: %w", err)
-			}
-			return nil
-		case msgWindow:
-			sv.peer = m.window.desc
-			if err := sv.reply(msgReady, 0, windowMsg{}); err != nil {
-				return err
-			}
-		case msgStep:
-			if m.value < 1 || m.value > uint64(sv.maxSize) {
-				return fmt.Errorf("the client announces messages of %d bytes; it said at most %d", m.value, sv.maxSize)
-			}
-			if m.cqMod > perfMaxCQMod {
-				return fmt.Errorf("the client asks for every %dth echo's completion, at most every %dth", m.cqMod, perfMaxCQMod)
-			}
-			sv.cqMod, sv.echoes = max(1, int(m.cqMod)), 0
-			if err := sv.reply(msgReady, 0, windowMsg{}); err != nil {
-				return err
-			}
-			n, err := sv.step(int(m.value))
-			if err != nil {
-				return fmt.Errorf("size %d: %w", m.value, err)
-			}
-			if err := sv.reply(msgEnd, uint64(n), windowMsg{}); err != nil {
-				return err
-			}
-		default:
-			return fmt.Errorf("the client sent a %s message", perfKindName(m.kind))
+		if m.cqMod > perfMaxCQMod {
+			return fmt.Errorf("the client asks for every %dth echo's completion, at most every %dth", m.cqMod, perfMaxCQMod)
 		}
+		sv.cqMod, sv.echoes = max(1, int(m.cqMod)), 0
+		sv.size, sv.got, sv.inStep = int(m.value), 0, true
+		sv.srv.stepping++
+		sv.srv.rr = 0 // write_lat's rounds start at connection 0
+		if sv.src != nil {
+			region := sv.srcMR
+			if sv.size <= sv.inline {
+				region = nil
+			}
+			sv.data = splitSGL(sv.dataSGL[:], sv.src[:sv.size], region, 1)
+		}
+		return sv.reply(msgReady, 0, windowMsg{})
+	default:
+		return fmt.Errorf("the client sent a %s message", perfKindName(m.kind))
 	}
 }
 
-// nextMsg waits for the client's next control message.
-func (sv *perfServed) nextMsg() (perfMsg, error) {
-	for {
-		done, err := sv.waiter.next()
-		if err != nil {
-			return perfMsg{}, err
-		}
-		got := -1
-		for _, r := range done {
-			switch {
-			case sv.sends.owns(r):
-				if err := sv.sends.complete(); err != nil {
-					return perfMsg{}, fmt.Errorf("a Send completed with %w", err)
-				}
-			case sv.recv.owns(r) && got < 0:
-				n := r.BytesTransferred
-				if _, err := sv.recv.complete(sv.msg[:]); err != nil {
-					// A Receive that completed but could not be posted
-					// again is no matter after the client's last word.
-					if r.Status != nd.Success || !isDone(sv.msg[:], n) {
-						return perfMsg{}, err
-					}
-				}
-				got = n
-				sv.owed++
-			case got >= 0 && r.Status.Failed():
-				// Receives flushed as the client disconnects after its
-				// done message, in the same batch: ignored.
-			default:
-				return perfMsg{}, errUnexpected
-			}
-		}
-		if got >= 0 {
-			return parsePerfMsg(sv.msg[:], got)
-		}
-	}
-}
-
-// reply sends a control message that returns the credits owed, once a
-// Send slot is free.
+// reply sends a control message that returns the credits owed, or owes
+// it until a Send slot is free.
 func (sv *perfServed) reply(kind uint32, value uint64, w windowMsg) error {
-	if err := sv.waitSlot(); err != nil {
-		return err
+	if sv.replyOwed {
+		return fmt.Errorf("a %s message to send while the %s message waits for room", perfKindName(kind), perfKindName(sv.replyKind))
+	}
+	if sv.sends.full() {
+		sv.replyOwed, sv.replyKind, sv.replyValue, sv.replyWindow = true, kind, value, w
+		sv.srv.owe(sv)
+		return nil
 	}
 	return sv.post(kind, value, w)
 }
@@ -345,23 +399,45 @@ func (sv *perfServed) post(kind uint32, value uint64, w windowMsg) error {
 	return nil
 }
 
-// waitSlot reaps outbound completions until a Send slot is free. The
-// client sends nothing meanwhile: it waits for what the server is about to
-// send.
-func (sv *perfServed) waitSlot() error {
-	for sv.sends.full() {
-		done, err := sv.reaper.next()
-		if err != nil {
+// owe lists sv among the connections with something waiting for room.
+func (srv *perfServer) owe(sv *perfServed) {
+	if !sv.listed {
+		sv.listed = true
+		srv.owing = append(srv.owing, sv) // within its capacity: no allocation
+	}
+}
+
+// settle sends what the listed connections owe, as far as there is room,
+// and keeps those that still owe something listed.
+func (srv *perfServer) settle() error {
+	kept := srv.owing[:0]
+	for _, sv := range srv.owing {
+		if err := sv.settle(); err != nil {
+			return fmt.Errorf("connection %d: %w", sv.qp, err)
+		}
+		if sv.echoOwed > 0 || sv.replyOwed {
+			kept = append(kept, sv)
+		} else {
+			sv.listed = false
+		}
+	}
+	srv.owing = kept
+	return nil
+}
+
+// settle sends the connection's owed echoes, then its owed reply, as far
+// as there is room.
+func (sv *perfServed) settle() error {
+	for sv.echoOwed > 0 {
+		sent, err := sv.sendEcho()
+		if err != nil || !sent {
 			return err
 		}
-		for _, r := range done {
-			if !sv.sends.owns(r) {
-				return errUnexpected
-			}
-			if err := sv.sends.complete(); err != nil {
-				return fmt.Errorf("a Send or Write completed with %w", err)
-			}
-		}
+		sv.echoOwed--
+	}
+	if sv.replyOwed && !sv.sends.full() {
+		sv.replyOwed = false
+		return sv.post(sv.replyKind, sv.replyValue, sv.replyWindow)
 	}
 	return nil
 }

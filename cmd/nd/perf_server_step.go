@@ -1,236 +1,174 @@
 package main
 
-// The server's part in one step of nd perf: taking send_bw's messages and
-// returning credits, echoing send_lat's, answering write_lat's Writes, or
-// waiting while the client Writes or Reads. Each returns at the client's
-// end marker (a zero-byte Send) and allocates nothing unless it fails.
+// The server's part in the steps of nd perf, for every connection from one
+// goroutine: taking send_bw's messages and returning credits, echoing
+// send_lat's, answering write_lat's Writes, or waiting while the client
+// Writes or Reads. A connection's step ends at the client's end marker (a
+// zero-byte Send). Nothing here allocates unless it fails.
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/godirect/nd"
 )
 
-// step serves one step of messages of size bytes and returns the number
-// of messages it received or answered.
-func (sv *perfServed) step(size int) (int64, error) {
-	switch {
-	case sv.test.op == opSend && sv.test.lat:
-		return sv.echo(size)
-	case sv.test.op == opSend:
-		return sv.sink()
-	case sv.test.op == opWrite && sv.test.lat:
-		return sv.pong(size)
-	default:
-		return 0, sv.await()
+// run serves every connection until each client said done. It waits for
+// completions by polling (or Notify with -b) while the client's messages
+// are to be answered at once (send_bw, send_lat), by spinning on the
+// window of the connection whose turn it is (write_lat), by polling while
+// something waits for room in a send queue, and by blocking in Notify
+// otherwise (control messages, and the steps in which the client Writes or
+// Reads and the server only waits for the end marker).
+func (srv *perfServer) run() error {
+	for _, sv := range srv.conns {
+		if err := sv.start(); err != nil {
+			return fmt.Errorf("connection %d: %w", sv.qp, err)
+		}
 	}
-}
-
-// sink takes send_bw's messages, reposting each Receive at once, and
-// returns credits whenever half of them are owed.
-func (sv *perfServed) sink() (int64, error) {
-	var got int64
-	for {
-		done, err := sv.reaper.next()
-		if err != nil {
-			return got, fmt.Errorf("after %d messages: %w", got, err)
-		}
-		end, err := sv.drain(done, true, func(int) error {
-			sv.owed++
-			got++
-			return nil
-		})
-		if err != nil || end {
-			return got, err
-		}
-		if sv.owed >= sv.batch && !sv.sends.full() {
-			if err := sv.post(msgCredit, 0, windowMsg{}); err != nil {
-				return got, err
+	var pace pacer
+	for spins := 1; srv.done < len(srv.conns); spins++ {
+		var err error
+		switch {
+		case srv.pongs && srv.conns[srv.rr].inStep:
+			var wrote bool
+			if wrote, err = srv.pong(); err != nil || wrote {
+				break
 			}
-		}
-	}
-}
-
-// echo sends each of send_lat's messages back, as many bytes as arrived.
-// The echo returns the message's credit. A batch of completions is taken
-// whole before any echo waits for a free Send (waitSlot reaps into the
-// same slice).
-func (sv *perfServed) echo(size int) (int64, error) {
-	region := sv.srcMR
-	if size <= sv.inline {
-		region = nil
-	}
-	var got int64
-	for {
-		done, err := sv.reaper.next()
-		if err != nil {
-			return got, fmt.Errorf("after %d messages: %w", got, err)
-		}
-		arrived := 0
-		// The echoes go first, the Receives are reposted after them: the
-		// client has one message in flight and the others stay posted.
-		end, err := sv.drain(done, false, func(n int) error {
-			if n != size {
-				return fmt.Errorf("message %d has %d bytes, want %d", got+int64(arrived), n, size)
+			if pace.idle(); spins%yieldEvery == 0 {
+				err = srv.q.poll()
 			}
-			arrived++
-			return nil
-		})
+		case len(srv.owing) > 0:
+			err = srv.q.poll()
+			pace.idle()
+		case srv.stepping > 0 && srv.test.op == opSend:
+			err = srv.q.take()
+		default:
+			err = srv.q.wait()
+		}
+		if err == nil && len(srv.owing) > 0 {
+			err = srv.settle()
+		}
 		if err != nil {
-			return got, err
-		}
-		for range arrived {
-			if err := sv.sendEcho(splitSGL(sv.sgl[:], sv.src[:size], region, 1)); err != nil {
-				return got, fmt.Errorf("message %d: Send of the echo: %w", got, err)
-			}
-			got++
-		}
-		if err := sv.recv.repost(); err != nil {
-			return got, err
-		}
-		if end {
-			return got, nil
-		}
-	}
-}
-
-// sendEcho sends an echo. As the client's pings, only every cqMod-th
-// asks for a completion; the others complete silently (a failed one with
-// sv.silent), and while those not yet acknowledged fill the queue, it
-// polls. No message of the client's can arrive meanwhile: the client waits
-// for this echo.
-func (sv *perfServed) sendEcho(sgl []nd.SGE) error {
-	sv.echoes++
-	res, flags := &sv.silent, nd.FlagSilentSuccess
-	if sv.echoes%sv.cqMod == 0 {
-		if err := sv.waitSlot(); err != nil {
 			return err
 		}
-		res, flags = sv.sends.next(), 0
-	}
-	if sv.pollRoom == nil { // made once: the loop allocates nothing
-		sv.pollRoom = func() error {
-			_, err := sv.drain(sv.reaper.poll(), true, noMessage)
-			return err
+		if spins%checkEvery == 0 {
+			if err := srv.ctx.Err(); err != nil {
+				return err
+			}
 		}
-	}
-	if err := sendWhenRoom(sv.ctx, sv.s.ep, res, sgl, flags, sv.pollRoom); err != nil {
-		return err
-	}
-	if flags == 0 {
-		sv.sends.posted()
 	}
 	return nil
 }
 
-// drain takes a batch of completions: the outbound requests', the
-// client's messages (msg is called with each one's length) and the end
-// marker, which it reports. The end marker may come in one batch with an
-// outbound completion (from the other queue): the whole batch is taken, or
-// that completion would be lost to the next step. Anything else, or a
-// message after the end marker, is an error. The Receives of the client's
-// messages are reposted at once if repost, else by the caller
-// (sv.recv.repost).
-func (sv *perfServed) drain(done []*nd.Result, repost bool, msg func(n int) error) (end bool, err error) {
-	for _, r := range done {
-		switch {
-		case sv.sends.owns(r):
-			if err := sv.sends.complete(); err != nil {
-				return end, fmt.Errorf("a Send or Write completed with %w", err)
-			}
-		case r == &sv.silent:
-			// Silent echoes complete only when they fail.
-			return end, fmt.Errorf("an echo's Send completed with %w", r.Status.Err())
-		case sv.recv.owns(r) && !end:
-			n, err := sv.recv.take(nil)
-			if err == nil && repost {
-				err = sv.recv.repost()
-			}
-			if err != nil {
-				return end, err
-			}
-			if n == 0 {
-				sv.owed++
-				end = true
-			} else if err := msg(n); err != nil {
-				return end, err
-			}
-		default:
-			return end, errUnexpected
-		}
+// stepMessage takes the client's message of r during a step: the end
+// marker, which the server answers with the messages it received or
+// answered; send_bw's messages, whose Receives are reposted at once and
+// whose credits return whenever half of them are owed; send_lat's, each
+// echoed with as many bytes before its Receive is reposted (the client has
+// one message in flight, the other Receives stay posted).
+func (sv *perfServed) stepMessage(r *nd.Result) error {
+	n, err := sv.recv.take(nil)
+	if err != nil {
+		return err
 	}
-	return end, nil
+	switch {
+	case n == 0:
+		if err := sv.recv.repost(); err != nil {
+			return err
+		}
+		sv.owed++
+		sv.inStep = false
+		sv.srv.stepping--
+		return sv.reply(msgEnd, uint64(sv.got), windowMsg{})
+	case sv.test.op == opSend && sv.test.lat:
+		if n != sv.size {
+			return fmt.Errorf("message %d has %d bytes, want %d", sv.got, n, sv.size)
+		}
+		sv.got++
+		if sv.echoOwed > 0 {
+			sv.echoOwed++
+		} else if sent, err := sv.sendEcho(); err != nil {
+			return fmt.Errorf("message %d: Send of the echo: %w", sv.got, err)
+		} else if !sent {
+			sv.echoOwed++
+			sv.srv.owe(sv)
+		}
+		return sv.recv.repost()
+	case sv.test.op == opSend:
+		sv.got++
+		sv.owed++
+		if err := sv.recv.repost(); err != nil {
+			return err
+		}
+		return sv.returnCredits()
+	default:
+		return fmt.Errorf("a message of %d bytes during the test; only the end marker was due", n)
+	}
 }
 
-// pong answers write_lat's Writes: it spins on the last byte of its window
-// until the client's round is there, and Writes its own into the client's
-// window. It looks at the completion queue every yieldEvery spins, for the
-// end marker and for a failure.
-func (sv *perfServed) pong(size int) (int64, error) {
-	region := sv.srcMR
-	if size <= sv.inline {
-		region = nil
+// returnCredits sends send_bw's credits in a step once half of them are
+// owed and a Send slot is free (else a Send's completion will).
+func (sv *perfServed) returnCredits() error {
+	if !sv.inStep || sv.test.op != opSend || sv.test.lat || sv.owed < sv.batch || sv.sends.full() || sv.replyOwed {
+		return nil
 	}
-	last := size - 1
-	var got int64
-	for {
-		ping, pong := stamps(sv.round)
-		var pace pacer
-		for spins := 1; loadByte(sv.win, last) != ping; spins++ {
-			if pace.idle(); spins%yieldEvery != 0 {
-				continue
-			}
-			end, err := sv.takeEnd(sv.reaper.poll())
-			if err != nil || end {
-				return got, err
-			}
-			if spins%checkEvery == 0 {
-				if err := sv.ctx.Err(); err != nil {
-					return got, fmt.Errorf("round trip %d: waiting for the client's Write: %w", got, err)
-				}
-			}
+	return sv.post(msgCredit, 0, windowMsg{})
+}
+
+// sendEcho sends an echo of the step's size and reports whether it went:
+// it waits for room when the send queue is full (silent echoes the client
+// has not acknowledged yet) or, for one that asks for a completion, when
+// no Send slot is free. As the client's pings, only every cqMod-th asks
+// for a completion; the others complete silently (a failed one with
+// sv.silent).
+func (sv *perfServed) sendEcho() (bool, error) {
+	signaled := (sv.echoes+1)%sv.cqMod == 0
+	res, flags := &sv.silent, nd.FlagSilentSuccess
+	if signaled {
+		if sv.sends.full() {
+			return false, nil
 		}
-		// The source of the previous Write is rewritten: it must be done.
-		for sv.sends.pending > 0 {
-			done, err := sv.reaper.next()
-			if err != nil {
-				return got, err
-			}
-			if end, err := sv.takeEnd(done); err != nil || end {
-				return got, err
-			}
-		}
-		sv.src[last] = pong
-		if err := sv.s.ep.Write(sv.sends.next(), splitSGL(sv.sgl[:], sv.src[:size], region, 1), sv.peer, 0, 0); err != nil {
-			return got, fmt.Errorf("round trip %d: Write: %w", got, err)
-		}
+		res, flags = sv.sends.next(), 0
+	}
+	err := sv.s.ep.Send(res, sv.data, flags)
+	if errors.Is(err, nd.ErrNoMoreEntries) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	sv.echoes++
+	if signaled {
 		sv.sends.posted()
-		sv.round++
-		got++
 	}
+	return true, nil
 }
 
-// await waits for the end marker while the client Writes into or Reads
-// from the window.
-func (sv *perfServed) await() error {
-	for {
-		done, err := sv.waiter.next()
-		if err != nil {
-			return err
-		}
-		if end, err := sv.takeEnd(done); err != nil || end {
-			return err
-		}
+// pong answers write_lat's Write on the connection whose turn it is, if
+// it is there: the last byte of its window is the round's. It Writes the
+// server's answer into the client's window and passes the turn on. The
+// Write's source is rewritten: while the previous Send or Write of that
+// connection is in flight, pong polls instead.
+func (srv *perfServer) pong() (bool, error) {
+	sv := srv.conns[srv.rr]
+	last := sv.size - 1
+	ping, pong := stamps(sv.round)
+	if loadByte(sv.win, last) != ping {
+		return false, nil
 	}
-}
-
-// takeEnd takes outbound completions and the end marker, and reports
-// whether the end marker was among done. Any other message is an error.
-func (sv *perfServed) takeEnd(done []*nd.Result) (bool, error) {
-	return sv.drain(done, true, noMessage)
-}
-
-// noMessage refuses a message where only the end marker was due.
-func noMessage(n int) error {
-	return fmt.Errorf("a message of %d bytes during the test; only the end marker was due", n)
+	if sv.sends.pending > 0 {
+		return false, srv.q.poll()
+	}
+	sv.src[last] = pong
+	if err := sv.s.ep.Write(sv.sends.next(), sv.data, sv.peer, 0, 0); err != nil {
+		return false, fmt.Errorf("connection %d, round trip %d: Write: %w", sv.qp, sv.got, err)
+	}
+	sv.sends.posted()
+	sv.round++
+	sv.got++
+	if srv.rr++; srv.rr == len(srv.conns) {
+		srv.rr = 0
+	}
+	return true, nil
 }

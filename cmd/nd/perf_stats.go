@@ -99,16 +99,17 @@ func peakRate(posted, completed []int64, n int) float64 {
 	return best * 1e9
 }
 
-// latencyRow summarises the latency step of size bytes on pc: over the
-// recorded iterations, half of each (send_lat, write_lat: half the round
-// trip, as perftest) or all of it (read_lat).
-func latencyRow(pc *perfConn, size int) perfLatRow {
+// latencyRow summarises the latency step of test of size bytes, n
+// iterations of every connection in turn: over the recorded ones in
+// samples, half of each (send_lat, write_lat: half the round trip, as
+// perftest) or all of it (read_lat).
+func latencyRow(test *perfTest, samples []int64, n, size int) perfLatRow {
 	div := 2.0
-	if pc.test.op == opRead {
+	if test.op == opRead {
 		div = 1
 	}
-	row := perfLatRow{Bytes: size, Iterations: int64(pc.n)}
-	s := pc.samples[:min(pc.n, len(pc.samples))]
+	row := perfLatRow{Bytes: size, Iterations: int64(n)}
+	s := samples[:min(n, len(samples))]
 	if len(s) == 0 {
 		return row
 	}

@@ -111,22 +111,20 @@ func runPerf(t *testing.T, args ...string) string {
 }
 
 // TestPerfTests runs every test over every provider with both sides in
-// this process, two connections for the bw tests; over shm with the
-// windows in shm.AllocateMemory's memory (the default) and in Go heap
-// memory (-heap).
+// this process and two connections; over shm with the windows in
+// shm.AllocateMemory's memory (the default) and in Go heap memory (-heap).
 func TestPerfTests(t *testing.T) {
 	for _, test := range perfTests {
 		for _, provider := range []string{"loop", "tcp", "shm", "shm -heap"} {
 			t.Run(test.name+"/"+strings.ReplaceAll(provider, " ", ""), func(t *testing.T) {
 				skipUnsupported(t, provider)
 				args := append([]string{test.name, "--provider"}, strings.Fields(provider)...)
-				args = append(args, "--in-process", "-s", "300", "-n", "40")
-				iters := 40
+				args = append(args, "--in-process", "-s", "300", "-n", "40", "-q", "2")
 				if !test.lat {
-					args = append(args, "-q", "2", "-t", "8")
-					iters *= 2 // the rows count both connections'
+					args = append(args, "-t", "8")
 				}
-				checkPerfTable(t, test.name, runPerf(t, args...), []int{300}, iters)
+				// The rows count both connections'.
+				checkPerfTable(t, test.name, runPerf(t, args...), []int{300}, 80)
 			})
 		}
 	}
@@ -341,7 +339,7 @@ func TestPerfUsage(t *testing.T) {
 		{[]string{"perf"}, "name the test"},
 		{[]string{"perf", "atomic_bw"}, `unknown test "atomic_bw"`},
 		{[]string{"perf", "send_bw", "--bogus"}, "flag provided but not defined: -bogus"},
-		{[]string{"perf", "send_lat", "-q", "2"}, "-q 2: the latency tests measure one connection"},
+		{[]string{"perf", "read_lat", "-R", "-q", "3"}, "-q 3: the latency tests measure one connection (with -R, as perftest)"},
 		{[]string{"perf", "send_bw", "--server", "127.0.0.1"}, "--server takes no address"},
 		{[]string{"perf", "send_bw", "--in-process", "127.0.0.1"}, "--in-process runs both sides"},
 		{[]string{"perf", "send_bw", "-s", "0"}, "-s 0: the size must be"},
@@ -362,7 +360,7 @@ func TestPerfUsage(t *testing.T) {
 	}
 	for _, args := range [][]string{{"help", "perf"}, {"perf", "send_bw", "-h"}, {"perf", "-h"}} {
 		code, stdout, _ := runNd(t, args...)
-		for _, want := range []string{"Usage: nd perf TEST", "-size bytes", "-tx-depth depth", "-report_gbits", "--server", "99.9%"} {
+		for _, want := range []string{"Usage: nd perf TEST", "-size bytes", "-tx-depth depth", "-report_gbits", "--server", "99.9%", "-q N makes N connections", "over the connections in turn"} {
 			if code != 0 || !strings.Contains(stdout, want) {
 				t.Errorf("nd %s: exit status %d, output lacks %q:\n%s", strings.Join(args, " "), code, want, stdout)
 			}
@@ -383,17 +381,20 @@ func TestPerfErrors(t *testing.T) {
 }
 
 // TestPerfAllocations checks that the timed loops allocate nothing: ten
-// times more iterations must not cost more allocations.
+// times more iterations must not cost more allocations, with one
+// connection and with three on the one completion queue of each side.
 func TestPerfAllocations(t *testing.T) {
 	if testing.Short() || raceBuild {
 		t.Skip("short, or the race detector, which allocates on its own")
 	}
 	for _, test := range perfTests {
-		t.Run(test.name, func(t *testing.T) {
-			checkLoopAllocs(t, 100, 1000, func(iters int) {
-				runPerf(t, test.name, "--provider", "loop", "-s", "512", "-n", strconv.Itoa(iters))
+		for _, qps := range []string{"1", "3"} {
+			t.Run(test.name+"/q"+qps, func(t *testing.T) {
+				checkLoopAllocs(t, 100, 1000, func(iters int) {
+					runPerf(t, test.name, "--provider", "loop", "-s", "512", "-q", qps, "-n", strconv.Itoa(iters))
+				})
 			})
-		})
+		}
 	}
 }
 
@@ -426,14 +427,14 @@ func TestPerfStats(t *testing.T) {
 	if got := peakRate(nil, nil, 5); got != 0 {
 		t.Errorf("peakRate of nothing recorded = %v", got)
 	}
-	pc := &perfConn{test: perfTestNamed("read_lat"), samples: []int64{5000, 1000, 3000, 2000, 4000, 0}, n: 5}
-	row := latencyRow(pc, 2)
+	samples := []int64{5000, 1000, 3000, 2000, 4000, 0}
+	row := latencyRow(perfTestNamed("read_lat"), samples, 5, 2)
 	if row.TMin != 1 || row.TMax != 5 || row.TTypical != 3 || row.TAvg != 3 || row.P99 != 5 || row.Iterations != 5 ||
 		row.TStdev < 1.41 || row.TStdev > 1.42 {
 		t.Errorf("latencyRow = %+v", row)
 	}
-	pc.test = perfTestNamed("send_lat") // half the round trip
-	if row := latencyRow(pc, 2); row.TMax != 2.5 {
+	// Half the round trip.
+	if row := latencyRow(perfTestNamed("send_lat"), samples, 5, 2); row.TMax != 2.5 {
 		t.Errorf("send_lat's t_max = %v, want 2.5", row.TMax)
 	}
 	if got := bandwidthUnits(1<<20, false); got != 1 {
@@ -470,21 +471,25 @@ func TestPerfWire(t *testing.T) {
 // most 10000 round trips (lat) or 256 MiB of messages (bw); -w sets it.
 func TestPerfWarmup(t *testing.T) {
 	for _, tc := range []struct {
-		test         string
-		iters, warm  int
-		size, wantIt int
+		test        string
+		iters, warm int
+		size, qps   int
+		wantIt      int
 	}{
-		{"send_lat", 1000, -1, 8, 1000},
-		{"send_lat", 50000, -1, 8, 10000},
-		{"write_lat", 50000, 0, 8, 0},
-		{"send_bw", 500, -1, 1 << 20, 256},
-		{"write_bw", 2000, -1, 64 << 10, 2000},
-		{"read_bw", 5000, -1, 128 << 10, 2048},
-		{"read_bw", 5000, 7, 128 << 10, 7},
+		{"send_lat", 1000, -1, 8, 1, 1000},
+		{"send_lat", 50000, -1, 8, 1, 10000},
+		{"write_lat", 50000, 0, 8, 1, 0},
+		{"send_bw", 500, -1, 1 << 20, 1, 256},
+		{"write_bw", 2000, -1, 64 << 10, 1, 2000},
+		{"read_bw", 5000, -1, 128 << 10, 1, 2048},
+		{"read_bw", 5000, 7, 128 << 10, 1, 7},
+		{"send_lat", 1000, -1, 8, 100, 100},       // -q 100: 10000 round trips in all
+		{"read_lat", 1000, -1, 8, 4096, 2},        // 10000 / 4096, rounded down
+		{"write_bw", 2000, -1, 64 << 10, 3, 2000}, // bw: per connection
 	} {
-		c := &perfConfig{test: perfTestNamed(tc.test), iters: tc.iters, warmup: tc.warm}
+		c := &perfConfig{test: perfTestNamed(tc.test), iters: tc.iters, warmup: tc.warm, qps: tc.qps}
 		if got := c.warmupIters(tc.size); got != tc.wantIt {
-			t.Errorf("%s -n %d -w %d -s %d: %d warm-up iterations, want %d", tc.test, tc.iters, tc.warm, tc.size, got, tc.wantIt)
+			t.Errorf("%s -n %d -w %d -s %d -q %d: %d warm-up iterations, want %d", tc.test, tc.iters, tc.warm, tc.size, tc.qps, got, tc.wantIt)
 		}
 	}
 }

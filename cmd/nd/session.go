@@ -200,18 +200,26 @@ func pickLocal(addrs []netip.Addr, remote netip.Addr) netip.Addr {
 // session is one side of one connection: a completion queue shared by both
 // directions, the connector and its endpoint.
 type session struct {
-	adapter nd.Adapter
-	cq      nd.CompletionQueue
-	conn    nd.Connector
-	ep      nd.Endpoint
+	adapter  nd.Adapter
+	cq       nd.CompletionQueue
+	conn     nd.Connector
+	ep       nd.Endpoint
+	sharedCQ bool // cq belongs to the caller of newSessionOn: close leaves it open
 }
 
 // newSession creates a completion queue large enough for every request the
 // limits allow and an endpoint with those limits on conn, or on a new
 // connector if conn is nil. On error it closes what it created (a conn it
 // was given stays open).
-func newSession(a nd.Adapter, conn nd.Connector, limits nd.EndpointLimits) (_ *session, err error) {
-	s := &session{adapter: a}
+func newSession(a nd.Adapter, conn nd.Connector, limits nd.EndpointLimits) (*session, error) {
+	return newSessionOn(a, conn, nil, limits)
+}
+
+// newSessionOn is newSession with the endpoint's completions going to cq,
+// which the caller sizes for every endpoint it attaches and closes after
+// their sessions; nil makes the session's own, as newSession.
+func newSessionOn(a nd.Adapter, conn nd.Connector, cq nd.CompletionQueue, limits nd.EndpointLimits) (_ *session, err error) {
+	s := &session{adapter: a, cq: cq, sharedCQ: cq != nil}
 	defer func() {
 		if err != nil {
 			s.close()
@@ -223,9 +231,11 @@ func newSession(a nd.Adapter, conn nd.Connector, limits nd.EndpointLimits) (_ *s
 		}
 		conn = s.conn
 	}
-	entries := limits.InboundEntries + limits.OutboundEntries
-	if s.cq, err = a.CreateCompletionQueue(entries); err != nil {
-		return nil, fmt.Errorf("CreateCompletionQueue(%d): %w", entries, err)
+	if s.cq == nil {
+		entries := limits.InboundEntries + limits.OutboundEntries
+		if s.cq, err = a.CreateCompletionQueue(entries); err != nil {
+			return nil, fmt.Errorf("CreateCompletionQueue(%d): %w", entries, err)
+		}
 	}
 	if s.ep, err = conn.CreateEndpoint(s.cq, s.cq, limits); err != nil {
 		return nil, fmt.Errorf("CreateEndpoint %+v: %w", limits, err)
@@ -243,7 +253,7 @@ func (s *session) close() {
 	if s.conn != nil {
 		s.conn.Close()
 	}
-	if s.cq != nil {
+	if s.cq != nil && !s.sharedCQ {
 		s.cq.Close()
 	}
 }

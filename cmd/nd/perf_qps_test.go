@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/godirect/nd"
+)
+
+// perfDoc is nd perf's --json document, as the tests read it.
+type perfDoc struct {
+	Test       string               `json:"test"`
+	Title      string               `json:"title"`
+	Provider   string               `json:"provider"`
+	Parameters perfParams           `json:"parameters"`
+	Units      map[string]string    `json:"units"`
+	Results    []map[string]float64 `json:"results"`
+}
+
+// checkPerfDoc parses out as nd perf's --json document of test over
+// provider with qps connections and checks it: one row of size bytes and
+// iters iterations, with figures that make sense.
+func checkPerfDoc(t *testing.T, out, test, provider string, qps, size, iters int) {
+	t.Helper()
+	var doc perfDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("--json: %v:\n%s", err, out)
+	}
+	p := doc.Parameters
+	if doc.Test != test || doc.Title != perfTestNamed(test).title || doc.Provider != provider || p.QPs != qps ||
+		len(p.Sizes) != 1 || p.Sizes[0] != size || p.Client == "" || p.Server == "" || len(doc.Results) != 1 {
+		t.Fatalf("--json: %+v, want test %s, provider %s, %d connections, one row of %d bytes", doc, test, provider, qps, size)
+	}
+	row := doc.Results[0]
+	if int(row["bytes"]) != size || row["iterations"] != float64(iters) || row["client_cpu_usec_per_op"] < 0 {
+		t.Errorf("row %v: want %d bytes, %d iterations", row, size, iters)
+	}
+	if strings.HasSuffix(test, "_lat") {
+		if doc.Units["latency"] != "usec" || len(row) != 10 {
+			t.Errorf("units %v, row %v: want latency in usec and 10 columns", doc.Units, row)
+		}
+		tmin, tmax, typical, avg := row["t_min_usec"], row["t_max_usec"], row["t_typical_usec"], row["t_avg_usec"]
+		if !(tmin > 0 && tmin <= typical && typical <= tmax && tmin <= avg && avg <= tmax && row["t_stdev_usec"] >= 0 &&
+			typical <= row["p99_usec"] && row["p99_usec"] <= row["p99_9_usec"] && row["p99_9_usec"] <= tmax) {
+			t.Errorf("row %v: want 0 < t_min <= t_typical, t_avg <= t_max and t_typical <= 99%% <= 99.9%% <= t_max", row)
+		}
+		return
+	}
+	if doc.Units["bw"] != "MB/sec" || doc.Units["msg_rate"] != "Mpps" || len(row) != 6 {
+		t.Errorf("units %v, row %v: want MB/sec, Mpps and 6 columns", doc.Units, row)
+	}
+	if !(row["bw_average"] > 0 && row["bw_peak"] >= row["bw_average"]*0.999 && row["msg_rate_mpps"] > 0) {
+		t.Errorf("row %v: want bandwidths > 0, peak >= average, a message rate > 0", row)
+	}
+	// The message rate is the iterations over the time: both agree with
+	// the average bandwidth.
+	if mb := row["msg_rate_mpps"] * 1e6 * float64(size) / (1 << 20); mb < row["bw_average"]*0.99 || mb > row["bw_average"]*1.01 {
+		t.Errorf("row %v: %v Mpps of %d bytes is %v MB/sec, not the average", row, row["msg_rate_mpps"], size, mb)
+	}
+}
+
+// TestPerfQPs runs a latency test, a bandwidth test and the read tests
+// with -q 3 over loop (in this process) and tcp (in this process, and with
+// the server in a second process): every row counts -n iterations of each
+// of the three connections.
+func TestPerfQPs(t *testing.T) {
+	const qps, n, size = 3, 25, 200
+	for _, test := range []string{"send_lat", "write_lat", "read_lat", "send_bw", "read_bw"} {
+		for _, where := range []string{"loop", "tcp --in-process", "tcp"} {
+			t.Run(test+"/"+strings.ReplaceAll(where, " ", ""), func(t *testing.T) {
+				args := append([]string{test, "--provider"}, strings.Fields(where)...)
+				args = append(args, "-b", "--json", "-q", strconv.Itoa(qps), "-n", strconv.Itoa(n), "-s", strconv.Itoa(size))
+				if !strings.HasSuffix(test, "_lat") {
+					args = append(args, "-t", "4")
+				}
+				checkPerfDoc(t, runPerf(t, args...), test, strings.Fields(where)[0], qps, size, qps*n)
+			})
+		}
+	}
+}
+
+// TestPerfQPsLatencyTurns checks that a latency test with -q goes over
+// the connections in turn: every connection makes -n round trips (the
+// server counts each connection's echoes, and the client checks them
+// against its own at the end of each step), and -D runs too.
+func TestPerfQPsLatencyTurns(t *testing.T) {
+	out := runPerf(t, "send_lat", "--provider", "loop", "-q", "4", "-n", "10", "-Q", "3", "-s", "64", "--json")
+	checkPerfDoc(t, out, "send_lat", "loop", 4, 64, 40)
+	out = runPerf(t, "write_lat", "--provider", "loop", "-q", "2", "-D", "1", "-s", "8")
+	checkPerfTable(t, "write_lat", out, []int{8}, 0)
+}
+
+// cqCountingProvider wraps a provider: each adapter it opens counts the
+// completion queues created on it.
+type cqCountingProvider struct {
+	nd.Provider
+	mu       sync.Mutex
+	adapters []*cqCountingAdapter
+}
+
+// OpenAdapter opens the wrapped provider's adapter, wrapped.
+func (p *cqCountingProvider) OpenAdapter(addr netip.Addr) (nd.Adapter, error) {
+	a, err := p.Provider.OpenAdapter(addr)
+	if err != nil {
+		return nil, err
+	}
+	ca := &cqCountingAdapter{Adapter: a}
+	p.mu.Lock()
+	p.adapters = append(p.adapters, ca)
+	p.mu.Unlock()
+	return ca, nil
+}
+
+// counts returns the number of completion queues created on each adapter
+// opened, in order.
+func (p *cqCountingProvider) counts() []int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var n []int
+	for _, a := range p.adapters {
+		a.mu.Lock()
+		n = append(n, a.cqs)
+		a.mu.Unlock()
+	}
+	return n
+}
+
+// cqCountingAdapter counts the completion queues created on it; the rest
+// is the wrapped adapter's.
+type cqCountingAdapter struct {
+	nd.Adapter
+	mu  sync.Mutex
+	cqs int
+}
+
+// CreateCompletionQueue counts and creates the wrapped adapter's.
+func (a *cqCountingAdapter) CreateCompletionQueue(entries int) (nd.CompletionQueue, error) {
+	a.mu.Lock()
+	a.cqs++
+	a.mu.Unlock()
+	return a.Adapter.CreateCompletionQueue(entries)
+}
+
+// TestPerfOneCQ runs each test in this process over adapters that count
+// their completion queues: the server's and the client's each create
+// exactly one, whatever -q.
+func TestPerfOneCQ(t *testing.T) {
+	for _, provider := range []string{"loop", "tcp"} {
+		for _, test := range perfTests {
+			for _, qps := range []int{1, 5} {
+				t.Run(provider+"/"+test.name+"/q"+strconv.Itoa(qps), func(t *testing.T) {
+					p, addrs, err := openProvider(provider)
+					if err != nil {
+						t.Fatal(err)
+					}
+					counting := &cqCountingProvider{Provider: p}
+					c := &perfConfig{
+						test: perfTestNamed(test.name), provider: providerOpts{name: provider}, size: 100, iters: 12, warmup: -1,
+						qps: qps, txDepth: 4, cqMod: 5, blocking: true, json: true, stderr: io.Discard,
+					}
+					if test.lat {
+						c.txDepth = 1
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+					defer cancel()
+					var out strings.Builder
+					if err := runLocal(ctx, c, counting, addrs, 0, &out); err != nil {
+						t.Fatal(err)
+					}
+					if got := counting.counts(); len(got) != 2 || got[0] != 1 || got[1] != 1 {
+						t.Errorf("completion queues created on the server's and the client's adapters: %v, want [1 1]", got)
+					}
+					checkPerfDoc(t, out.String(), test.name, provider, qps, 100, qps*12)
+				})
+			}
+		}
+	}
+}
+
+// countingOwner is a perfOwner that counts its completions.
+type countingOwner struct {
+	qp, n int
+}
+
+func (o *countingOwner) complete(*nd.Result) error { o.n++; return nil }
+func (o *countingOwner) index() int                { return o.qp }
+
+// TestPerfDispatch checks that completions go to the connection that owns
+// their Result, that one owned by none is an error, and that handing them
+// out allocates nothing.
+func TestPerfDispatch(t *testing.T) {
+	q := &perfCQ{owners: make(map[*nd.Result]perfOwner), many: true}
+	owners := make([]*countingOwner, 3)
+	results := make([][]nd.Result, 3)
+	var done []*nd.Result
+	for i := range owners {
+		owners[i] = &countingOwner{qp: i}
+		results[i] = make([]nd.Result, i+1)
+		q.ownAll(owners[i], results[i])
+		for j := range results[i] {
+			done = append(done, &results[i][j])
+		}
+	}
+	if err := q.dispatch(done); err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range owners {
+		if o.n != i+1 {
+			t.Errorf("connection %d took %d completions, want %d", i, o.n, i+1)
+		}
+	}
+	if allocs := testing.AllocsPerRun(100, func() { q.dispatch(done) }); allocs != 0 {
+		t.Errorf("dispatch allocates %v times per batch", allocs)
+	}
+	var stray nd.Result
+	if err := q.dispatch([]*nd.Result{&stray}); err != errUnexpected {
+		t.Errorf("a completion owned by no connection: %v, want errUnexpected", err)
+	}
+}
