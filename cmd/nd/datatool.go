@@ -38,6 +38,9 @@ type dataFlags struct {
 	maxSize        byteSize
 	iters          int    // -iters: cap on the iterations per size (0: none)
 	target         string // the ADDRESS[:PORT] argument, or ""
+	// withoutAddress, if not empty, replaces the usage's lines on running
+	// without -s and -c ("both sides in this process").
+	withoutAddress string
 }
 
 // define defines the shared flags on fs with the test's default port.
@@ -63,7 +66,11 @@ func (f *dataFlags) usage(fs *flag.FlagSet, synopsis, description string) {
 	w := fs.Output()
 	name := fs.Name()
 	fmt.Fprintf(w, "Usage: nd %s %s\n\n%s\n", name, synopsis, description)
-	fmt.Fprintf(w, "  nd %-22s both sides in this process (loopback addresses)\n", name)
+	if f.withoutAddress != "" {
+		fmt.Fprint(w, f.withoutAddress)
+	} else {
+		fmt.Fprintf(w, "  nd %-22s both sides in this process (loopback addresses)\n", name)
+	}
 	fmt.Fprintf(w, "  nd %-22s server on ADDRESS (default: the provider's loopback address)\n", name+" -s [ADDRESS]")
 	fmt.Fprintf(w, "  nd %-22s client of the server at ADDRESS\n", name+" -c ADDRESS")
 	fmt.Fprintln(w)

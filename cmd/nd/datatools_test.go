@@ -55,6 +55,10 @@ func TestDataToolsLocal(t *testing.T) {
 				if stderr != "" {
 					t.Errorf("stderr is not empty:\n%s", stderr)
 				}
+				if tt.name == "pingpong" && provider == "tcp" {
+					// Without -in-process the server is a child process.
+					stdout = checkServerLine(t, stdout, "tcp", "ndpingpong's iteration counts")
+				}
 				checkTable(t, stdout, tt.maxSize, iters)
 			})
 		}
@@ -70,6 +74,9 @@ func TestDataToolsCRC(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit status %d\nstderr:\n%s", code, stderr)
 			}
+			if tool == "pingpong" {
+				stdout = checkServerLine(t, stdout, "tcp", "ndpingpong's iteration counts")
+			}
 			checkTable(t, stdout, 4<<10, 3)
 		})
 	}
@@ -83,7 +90,7 @@ func TestDataToolsCongestion(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("-congestion system: exit status %d\nstderr:\n%s", code, stderr)
 	}
-	checkTable(t, stdout, 4<<10, 3)
+	checkTable(t, checkServerLine(t, stdout, "tcp", "ndpingpong's iteration counts"), 4<<10, 3)
 	if runtime.GOOS != "linux" {
 		return
 	}

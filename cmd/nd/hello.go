@@ -12,7 +12,7 @@ import (
 )
 
 const (
-	helloVersion = 2
+	helloVersion = 3 // 3: nd pingpong's count 0, until a message of 0 bytes
 	helloSize    = 32
 	welcomeSize  = 8
 	// maxServedSize bounds what a client can make the server allocate.

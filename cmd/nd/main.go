@@ -8,7 +8,7 @@
 //	nd ping [-provider NAME] [-crc] [-s | -c] [-p PORT] [-b] [-n SGES] [-q DEPTH]
 //	        [-max BYTES] [-iters N] [ADDRESS[:PORT]]
 //	nd pingpong [-provider NAME] [-crc] [-s | -c] [-p PORT] [-b] [-n SGES] [-q DEPTH]
-//	            [-max BYTES] [-iters N] [ADDRESS[:PORT]]
+//	            [-max BYTES] [-D SECONDS | -iters N] [-in-process] [ADDRESS[:PORT]]
 //	nd rdmaping [-provider NAME] [-crc] [-s | -c] [-p PORT] [-w | -r] [-b] [-n SGES]
 //	            [-q DEPTH] [-max BYTES] [-iters N] [ADDRESS[:PORT]]
 //	nd rdmapingpong [-provider NAME] [-crc] [-s | -c] [-p PORT] [-b] [-n SGES]
@@ -19,8 +19,9 @@
 //	nd help [COMMAND]
 //
 // Run "nd help COMMAND" or "nd COMMAND -h" for the flags of one command.
-// Without -s or -c, "nd pingpong" runs both sides in one process over two
-// adapters of the provider, which is the quickest way to see the library work.
+// Without -s or -c, "nd pingpong" starts its server in a child process (this
+// program again) and runs the client against it over the provider's
+// loopback addresses, which is the quickest way to see the library work.
 package main
 
 import (

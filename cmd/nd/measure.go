@@ -79,8 +79,12 @@ const (
 	oneWayIterations    = 500_000
 )
 
-// step is one message size of the sweep and its number of iterations.
-type step struct{ size, iters int }
+// step is one message size of the sweep and its number of iterations, or
+// the time to run it for when d is not 0.
+type step struct {
+	size, iters int
+	d           time.Duration
+}
 
 // sweep returns the sizes from 1 to maxSize, doubling, with the ND tools'
 // iteration count for each, min(maxIters, sweepBytes/size), capped at
@@ -92,7 +96,7 @@ func sweep(maxSize, maxIters, itersCap int) []step {
 		if itersCap > 0 {
 			n = min(n, itersCap)
 		}
-		steps = append(steps, step{size, n})
+		steps = append(steps, step{size: size, iters: n})
 		if size > maxSize/2 {
 			break // the next doubling would pass maxSize (or overflow)
 		}
@@ -120,10 +124,21 @@ func totalIters(steps []step) int64 {
 	return n
 }
 
+// timedSweep returns the sizes from 1 to maxSize, doubling, each to run
+// for d.
+func timedSweep(maxSize int, d time.Duration) []step {
+	steps := sweep(maxSize, 1, 0)
+	for i := range steps {
+		steps[i].d = d
+	}
+	return steps
+}
+
 // measureSweep prints the header to out, runs the warm-up (warm iterations
-// of 1 byte) and then each step under a meter, printing a row per step.
-// iterate runs n iterations of size bytes; a round trip moves msgsPerIter
-// messages and latencyDiv divides its time into the latency (see sample).
+// of 1 byte) and then each step under a meter, printing a row per step as
+// it completes. iterate runs n iterations of size bytes; a round trip
+// moves msgsPerIter messages and latencyDiv divides its time into the
+// latency (see sample).
 func measureSweep(out io.Writer, warm int, steps []step, msgsPerIter, latencyDiv int, iterate func(size, n int) error) error {
 	printHeader(out)
 	if err := iterate(1, warm); err != nil {
@@ -132,11 +147,42 @@ func measureSweep(out io.Writer, warm int, steps []step, msgsPerIter, latencyDiv
 	var m meter
 	for _, st := range steps {
 		m.start()
-		if err := iterate(st.size, st.iters); err != nil {
+		n := st.iters
+		var err error
+		if st.d > 0 {
+			n, err = iterateFor(st.size, st.d, iterate)
+		} else {
+			err = iterate(st.size, n)
+		}
+		if err != nil {
 			return fmt.Errorf("size %d: %w", st.size, err)
 		}
 		wall, cpu := m.stop()
-		printRow(out, sample{size: st.size, iters: st.iters, wall: wall, cpu: cpu, msgsPerIter: msgsPerIter, latencyDiv: latencyDiv})
+		printRow(out, sample{size: st.size, iters: n, wall: wall, cpu: cpu, msgsPerIter: msgsPerIter, latencyDiv: latencyDiv})
 	}
 	return nil
+}
+
+// iterateFor runs iterations of size bytes for d, in batches that iterate
+// runs without looking at the clock: the first of one iteration, each next
+// one at most as many as ran before (doubling) and at most as many as the
+// rate so far fits in the time left. It returns the number of iterations.
+func iterateFor(size int, d time.Duration, iterate func(size, n int) error) (int, error) {
+	start := now()
+	done := 0
+	for {
+		elapsed := since(start)
+		if elapsed >= d {
+			return done, nil
+		}
+		batch := 1
+		if done > 0 {
+			per := max(elapsed/time.Duration(done), 1)
+			batch = max(1, min(done, int((d-elapsed)/per)))
+		}
+		if err := iterate(size, batch); err != nil {
+			return done, err
+		}
+		done += batch
+	}
 }

@@ -3,7 +3,8 @@ package main
 // nd perf -R (--rdma_cm): perftest's six tests speaking perftest 6.06's
 // rdma_cm protocol instead of nd perf's own, so that nd perf runs against
 // ib_send_bw, ib_send_lat, ib_write_bw, ib_write_lat, ib_read_bw and
-// ib_read_lat -R, in either role (docs: shared/spec/iwarp.md section 8).
+// ib_read_lat -R, in either role (the protocol of perftest's
+// src/perftest_communication.c).
 //
 // Both sides first connect a control connection (perf_rcm_ctrl.go) and
 // exchange the version ("6.06"), the cycle buffer and cache line sizes, the

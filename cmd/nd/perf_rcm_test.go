@@ -73,7 +73,7 @@ func runRCMCase(t *testing.T, tc rcmCase) {
 	var addr string
 	select {
 	case <-srvOut.written:
-		m := perfListeningRE.FindStringSubmatch(srvOut.String())
+		m := listeningLineRE.FindStringSubmatch(srvOut.String())
 		if m == nil {
 			t.Fatalf("the server's first output is %q", srvOut.String())
 		}

@@ -1,8 +1,8 @@
 package main
 
 // nd perf -R: what perftest 6.06's rdma_cm protocol puts on its control
-// connection (docs: shared/spec/iwarp.md section 8), and the constants of
-// the protocol.
+// connection (as perftest's src/perftest_communication.c writes it), and
+// the constants of the protocol.
 
 import (
 	"encoding/binary"

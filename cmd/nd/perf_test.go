@@ -16,10 +16,10 @@ import (
 	"time"
 )
 
-// TestMain lets the test binary stand in for nd when nd perf starts its
+// TestMain lets the test binary stand in for nd when nd starts its
 // server process (which it does by running its own executable).
 func TestMain(m *testing.M) {
-	if os.Getenv(perfChildEnv) != "" {
+	if os.Getenv(serverChildEnv) != "" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
@@ -262,7 +262,7 @@ func TestPerfBinary(t *testing.T) {
 	lines := bufio.NewScanner(pipe)
 	var m []string
 	if lines.Scan() {
-		m = perfListeningRE.FindStringSubmatch(lines.Text())
+		m = listeningLineRE.FindStringSubmatch(lines.Text())
 	}
 	if m == nil {
 		server.Process.Kill()

@@ -29,9 +29,14 @@ type pinger struct {
 // drive connects from adapter a to the server at remote, runs the warm-up
 // and the sweep, prints the table to out and disconnects.
 func (c *pingpongConfig) drive(ctx context.Context, a nd.Adapter, remote netip.AddrPort, out io.Writer) error {
+	// messages is what the hello announces: every message of ndpingpong's
+	// counts, or 0 for a timed sweep, which ends with a message of 0 bytes.
 	steps := schedule(int(c.maxSize), c.iters)
 	warm := warmups(c.iters)
 	messages := int64(warm) + totalIters(steps)
+	if d := c.perSize(); d > 0 {
+		steps, messages = timedSweep(int(c.maxSize), d), 0
+	}
 	maxSize := steps[len(steps)-1].size
 
 	limits, err := c.limits(a, maxSize)
@@ -76,6 +81,11 @@ func (c *pingpongConfig) drive(ctx context.Context, a nd.Adapter, remote netip.A
 	}
 	if err := measureSweep(out, warm, steps, 2, 2, p.rounds); err != nil {
 		return err
+	}
+	if messages == 0 {
+		if err := p.end(); err != nil {
+			return err
+		}
 	}
 	if err := s.conn.Disconnect(ctx); err != nil {
 		return fmt.Errorf("disconnecting: %w", err)
@@ -135,6 +145,18 @@ func (p *pinger) await(size int, stamp byte) error {
 				return errUnexpected
 			}
 		}
+	}
+	return nil
+}
+
+// end sends the message of 0 bytes that ends a timed sweep and waits for
+// its completion.
+func (p *pinger) end() error {
+	if err := p.ep.Send(&p.sendRes, nil, 0); err != nil {
+		return fmt.Errorf("ending the test: Send: %w", err)
+	}
+	if err := p.reaper.waitAll(&p.sendRes); err != nil {
+		return fmt.Errorf("ending the test: %w", err)
 	}
 	return nil
 }

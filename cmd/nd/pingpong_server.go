@@ -26,7 +26,8 @@ type echoer struct {
 }
 
 // serve accepts one connection on l, echoes the number of messages the
-// client announced, and waits for the client to disconnect.
+// client announced (none: until a message of 0 bytes), and waits for the
+// client to disconnect.
 func (c *pingpongConfig) serve(ctx context.Context, a nd.Adapter, l nd.Listener, out io.Writer) error {
 	r, err := nextRequest(ctx, a, l)
 	if err != nil {
@@ -58,7 +59,11 @@ func (c *pingpongConfig) serve(ctx context.Context, a nd.Adapter, l nd.Listener,
 	if err := s.accept(ctx, r, pingpongGreeting.welcome(nil)); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "Accepted a connection from %s: %d messages of up to %d bytes\n", r.peer, h.count, h.maxSize)
+	if h.count == 0 {
+		fmt.Fprintf(out, "Accepted a connection from %s: messages of up to %d bytes until one of 0 bytes\n", r.peer, h.maxSize)
+	} else {
+		fmt.Fprintf(out, "Accepted a connection from %s: %d messages of up to %d bytes\n", r.peer, h.count, h.maxSize)
+	}
 
 	e := &echoer{
 		ep:      s.ep,
@@ -71,45 +76,50 @@ func (c *pingpongConfig) serve(ctx context.Context, a nd.Adapter, l nd.Listener,
 		sges:    c.sges,
 		inline:  s.ep.MaxInlineData(),
 	}
-	if err := e.echo(h.count); err != nil {
+	echoed, err := e.echo(h.count)
+	if err != nil {
 		return fmt.Errorf("client %s: %w", r.peer, err)
 	}
 	if err := s.conn.NotifyDisconnect(ctx); err != nil {
 		return fmt.Errorf("client %s: NotifyDisconnect: %w", r.peer, err)
 	}
-	fmt.Fprintf(out, "Echoed %d messages; %s disconnected\n", h.count, r.peer)
+	fmt.Fprintf(out, "Echoed %d messages; %s disconnected\n", echoed, r.peer)
 	return nil
 }
 
-// echo sends messages back as they arrive, count of them. It allocates
-// nothing unless it fails.
-func (e *echoer) echo(count int64) error {
-	for echoed := int64(0); echoed < count; {
+// echo sends messages back as they arrive, count of them, or with count 0
+// until a message of 0 bytes (which it does not echo), and returns the
+// number it echoed. It allocates nothing unless it fails.
+func (e *echoer) echo(count int64) (echoed int64, err error) {
+	for count == 0 || echoed < count {
 		done, err := e.reaper.next()
 		if err != nil {
-			return fmt.Errorf("after %d messages: %w", echoed, err)
+			return echoed, fmt.Errorf("after %d messages: %w", echoed, err)
 		}
 		for _, r := range done {
 			switch {
 			case e.sends.owns(r):
 				if err := e.sends.complete(); err != nil {
-					return fmt.Errorf("message %d: Send completed with %w", echoed, err)
+					return echoed, fmt.Errorf("message %d: Send completed with %w", echoed, err)
 				}
 			case e.recv.owns(r):
 				n, err := e.recv.complete(nil)
 				if err != nil {
-					return fmt.Errorf("message %d: %w", echoed, err)
+					return echoed, fmt.Errorf("message %d: %w", echoed, err)
+				}
+				if n == 0 && count == 0 {
+					return echoed, nil
 				}
 				if err := e.send(n); err != nil {
-					return fmt.Errorf("message %d: %w", echoed, err)
+					return echoed, fmt.Errorf("message %d: %w", echoed, err)
 				}
 				echoed++
 			default:
-				return errUnexpected
+				return echoed, errUnexpected
 			}
 		}
 	}
-	return nil
+	return echoed, nil
 }
 
 // send echoes the n bytes at the start of the receive buffer. The buffer

@@ -12,8 +12,9 @@ import (
 const columnLine = "      Size      Iter   Latency     CPU   Bytes/Sec"
 
 // checkTable checks that out is the pingpong table for sizes 1..maxSize with
-// iters iterations each.
-func checkTable(t *testing.T, out string, maxSize, iters int) {
+// iters iterations each (any positive number if iters is 0), and returns
+// the iteration counts.
+func checkTable(t *testing.T, out string, maxSize, iters int) []int {
 	t.Helper()
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	header := fmt.Sprintf("Using %d processors. Sender Frequency is 1000000000", runtime.NumCPU())
@@ -28,15 +29,18 @@ func checkTable(t *testing.T, out string, maxSize, iters int) {
 	if len(rows) != len(sizes) {
 		t.Fatalf("%d rows, want %d:\n%s", len(rows), len(sizes), out)
 	}
+	var counts []int
 	for i, row := range rows {
 		f := strings.Fields(row)
 		if len(f) != 5 {
 			t.Errorf("row %q does not have the five columns", row)
 			continue
 		}
-		if f[0] != strconv.Itoa(sizes[i]) || f[1] != strconv.Itoa(iters) {
-			t.Errorf("row %d is %q, want size %d and %d iterations", i, row, sizes[i], iters)
+		n, err := strconv.Atoi(f[1])
+		if f[0] != strconv.Itoa(sizes[i]) || err != nil || n < 1 || iters > 0 && n != iters {
+			t.Errorf("row %d is %q, want size %d and %d iterations (0: any)", i, row, sizes[i], iters)
 		}
+		counts = append(counts, n)
 		if want := fmt.Sprintf(" %9s %9s", f[0], f[1]); !strings.HasPrefix(row, want) {
 			t.Errorf("row %q is not laid out as %q", row, want)
 		}
@@ -46,8 +50,10 @@ func checkTable(t *testing.T, out string, maxSize, iters int) {
 			}
 		}
 	}
+	return counts
 }
 
+// TestPingpongLocal runs both sides in this process (-in-process).
 func TestPingpongLocal(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
@@ -62,7 +68,7 @@ func TestPingpongLocal(t *testing.T) {
 		{"port", []string{"-p", "7777", "-max", "8", "-iters", "5"}, 8, 5},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runNd(t, append([]string{"pingpong"}, tt.args...)...)
+			code, stdout, stderr := runNd(t, append([]string{"pingpong", "-in-process"}, tt.args...)...)
 			if code != 0 {
 				t.Fatalf("exit status %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 			}
@@ -157,10 +163,10 @@ func TestSchedule(t *testing.T) {
 			t.Errorf("step %d = %+v, want {%d %d}", i, s, 1<<i, want)
 		}
 	}
-	if got := schedule(1000, 3); len(got) != 10 || got[9] != (step{512, 3}) {
+	if got := schedule(1000, 3); len(got) != 10 || got[9] != (step{size: 512, iters: 3}) {
 		t.Errorf("schedule(1000, 3) = %v", got)
 	}
-	if got := schedule(1, 0); len(got) != 1 || got[0] != (step{1, 100000}) {
+	if got := schedule(1, 0); len(got) != 1 || got[0] != (step{size: 1, iters: 100000}) {
 		t.Errorf("schedule(1, 0) = %v", got)
 	}
 	if warmups(0) != 1000 || warmups(7) != 7 {
@@ -176,7 +182,14 @@ func TestPingpongAllocations(t *testing.T) {
 	}
 	// 10 sizes and a warm-up: (200-20)*11 more round trips.
 	checkLoopAllocs(t, 20, 200, func(iters int) {
-		if code, _, stderr := runNd(t, "pingpong", "-max", "512", "-iters", strconv.Itoa(iters)); code != 0 {
+		if code, _, stderr := runNd(t, "pingpong", "-in-process", "-max", "512", "-iters", strconv.Itoa(iters)); code != 0 {
+			t.Fatalf("exit status %d: %s", code, stderr)
+		}
+	})
+	// Timed: 10 and 100 milliseconds per size.
+	checkLoopAllocs(t, 10, 100, func(ms int) {
+		d := strconv.FormatFloat(float64(ms)/1000, 'f', -1, 64)
+		if code, _, stderr := runNd(t, "pingpong", "-in-process", "-max", "512", "-D", d); code != 0 {
 			t.Fatalf("exit status %d: %s", code, stderr)
 		}
 	})
