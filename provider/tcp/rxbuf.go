@@ -12,8 +12,10 @@ var errBufferFull = errors.New("tcp: peek larger than the reader's buffer")
 // error before a fill gives up with io.ErrNoProgress.
 const emptyReadsLimit = 100
 
-// rxBuffer is the link's buffered reader over its spinReader, as
-// bufio.Reader but able to grow (grow) without losing what it holds. A
+// rxBuffer is the link's buffered reader over its spinReader, with the
+// methods of the standard library's bufio.Reader that the link needs (the
+// link has no bufio.Reader), and able to grow (grow) without losing what
+// it holds. A
 // read error is returned once, to the call that met it, so that errAgain
 // (a poll found no data) does not stick. Only the holder of the link's
 // rxMu uses it.
