@@ -16,13 +16,19 @@ import (
 )
 
 // reaper takes completions off a completion queue, either by spinning on
-// GetResults (polling, the ND tools' default) or by blocking in Notify.
+// GetResults (polling, the ND tools' default) or by blocking in Notify, or
+// by spinning for at most spin and then blocking.
 type reaper struct {
 	cq       nd.CompletionQueue
 	blocking bool
-	ctx      context.Context
-	done     <-chan struct{} // ctx.Done(), checked while spinning
-	results  []*nd.Result
+	// spin, if not 0, is how long a polling reaper spins without a
+	// completion before it blocks in Notify until the next one: a peer that
+	// lost its processor to other work gets it back sooner when this side
+	// sleeps.
+	spin    time.Duration
+	ctx     context.Context
+	done    <-chan struct{} // ctx.Done(), checked while spinning
+	results []*nd.Result
 }
 
 // newReaper returns a reaper for cq that hands out up to batch completions at
@@ -51,6 +57,7 @@ const (
 type pacer struct {
 	polls int
 	since time.Duration // monotonic time of the last yield (or first look)
+	first time.Duration // monotonic time of the first empty poll (spunFor)
 }
 
 // processStart is the origin of pacer's monotonic clock.
@@ -70,6 +77,20 @@ func (p *pacer) idle() {
 		runtime.Gosched()
 		p.since = time.Since(processStart)
 	}
+}
+
+// spunFor reports whether the loop has spun for d since its first empty
+// poll. Call it before idle: it reads the clock every pollsPerClock polls.
+func (p *pacer) spunFor(d time.Duration) bool {
+	if p.polls%pollsPerClock != 0 {
+		return false
+	}
+	now := time.Since(processStart)
+	if p.first == 0 {
+		p.first = now
+		return false
+	}
+	return now-p.first >= d
 }
 
 // sendWhenRoom posts a Send of sgl with res and flags, and while the
@@ -107,6 +128,13 @@ func (r *reaper) next() ([]*nd.Result, error) {
 			if err := r.cq.Notify(r.ctx, nd.NotifyAny); err != nil {
 				return nil, fmt.Errorf("CompletionQueue.Notify: %w", err)
 			}
+			continue
+		}
+		if r.spin > 0 && p.spunFor(r.spin) {
+			if err := r.cq.Notify(r.ctx, nd.NotifyAny); err != nil {
+				return nil, fmt.Errorf("CompletionQueue.Notify: %w", err)
+			}
+			p = pacer{}
 			continue
 		}
 		p.idle()

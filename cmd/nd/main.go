@@ -8,7 +8,7 @@
 //	nd ping [-provider NAME] [-crc] [-s | -c] [-p PORT] [-b] [-n SGES] [-q DEPTH]
 //	        [-max BYTES] [-iters N] [ADDRESS[:PORT]]
 //	nd pingpong [-provider NAME] [-crc] [-s | -c] [-p PORT] [-b] [-n SGES] [-q DEPTH]
-//	            [-max BYTES] [-D SECONDS | -iters N] [-in-process] [ADDRESS[:PORT]]
+//	            [-max BYTES] [-D SECONDS | -iters N] [-spin DURATION] [-in-process] [ADDRESS[:PORT]]
 //	nd rdmaping [-provider NAME] [-crc] [-s | -c] [-p PORT] [-w | -r] [-b] [-n SGES]
 //	            [-q DEPTH] [-max BYTES] [-iters N] [ADDRESS[:PORT]]
 //	nd rdmapingpong [-provider NAME] [-crc] [-s | -c] [-p PORT] [-b] [-n SGES]

@@ -25,6 +25,10 @@ const pingpongPort = 54325
 // (1 byte to 4 MiB) take about six seconds.
 const defaultPingpongSeconds = 0.25
 
+// defaultPingpongSpin is how long a side polls without a completion before
+// it blocks until the next one, by default.
+const defaultPingpongSpin = 100 * time.Microsecond
+
 // maxPingpongSeconds bounds -D.
 const maxPingpongSeconds = 3600
 
@@ -33,6 +37,9 @@ type pingpongConfig struct {
 	dataFlags
 	seconds   float64 // -D: seconds per size; 0: ndpingpong's iteration counts
 	inProcess bool    // -in-process: the server in this process
+	// spin is -spin: how long to poll without a completion before blocking
+	// in Notify until the next one; 0 polls only.
+	spin time.Duration
 }
 
 // pingpongFlags defines the flags of nd pingpong.
@@ -43,17 +50,22 @@ func pingpongFlags(stdout, stderr io.Writer) (*flag.FlagSet, runFunc) {
 	c.withoutAddress = "  nd pingpong               the server in a child process, the client in this one\n" +
 		"  nd pingpong -in-process   both sides in this process (figures less steady)\n"
 	fs.Float64Var(&c.seconds, "D", defaultPingpongSeconds, "run each size for `seconds`; 0: ndpingpong's iteration counts (minutes)")
+	fs.DurationVar(&c.spin, "spin", defaultPingpongSpin, "poll for at most this `duration` without a completion, then block in Notify until the next one\n"+
+		"(so that a side whose peer lost its processor gives its own away); 0: poll only")
 	fs.BoolVar(&c.inProcess, "in-process", false, "without -s or -c: run the server in this process, as a goroutine beside the client\n"+
 		"(the two share one Go runtime, and the figures move from run to run)")
 	fs.Usage = func() {
 		c.usage(fs, "[-provider NAME] [-crc] [-s | -c] [-p PORT] [-b] [-n SGES] [-q DEPTH]\n"+
-			"                   [-max BYTES] [-D SECONDS | -iters N] [-in-process] [ADDRESS[:PORT]]",
+			"                   [-max BYTES] [-D SECONDS | -iters N] [-spin DURATION] [-in-process]\n"+
+			"                   [ADDRESS[:PORT]]",
 			fmt.Sprintf(`Round-trip Send/Receive test (the ND SDK's ndpingpong). The client sends
 each message, the server echoes it; sizes go from 1 byte to -max, doubling,
 after %d warm-up round trips, and a row is printed as each size completes.
 Each size runs for -D seconds (default %g); with -D 0, or -iters N, a size
 makes min(%d, 500*4MiB/size) round trips as ndpingpong does (-iters caps
 them and the warm-up).
+Each side polls its completion queue (-b: blocks in Notify instead); after
+-spin without a completion it blocks until the next one.
 Without -s or -c the server runs in a child process (this program started
 again with -s), so that each side polls on a processor of its own; with
 -in-process (always so with -provider loop) it runs in this process.
@@ -86,6 +98,8 @@ func (c *pingpongConfig) parseTiming(fs *flag.FlagSet) error {
 		return usagef("-D and -iters exclude each other: a size runs for a time or for a number of iterations")
 	case c.inProcess && (c.server || c.client):
 		return usagef("-in-process applies without -s and -c")
+	case c.spin < 0:
+		return usagef("-spin %v: must not be negative", c.spin)
 	}
 	if set["iters"] {
 		c.seconds = 0
@@ -116,7 +130,7 @@ func (c *pingpongConfig) runTwoProcesses(ctx context.Context, out io.Writer) err
 		port = c.port
 	}
 	args := append([]string{"pingpong", "-s", "-p", strconv.FormatUint(uint64(port), 10),
-		"-n", strconv.Itoa(c.sges), "-q", strconv.Itoa(c.depth)}, c.provider.args()...)
+		"-n", strconv.Itoa(c.sges), "-q", strconv.Itoa(c.depth), "-spin", c.spin.String()}, c.provider.args()...)
 	if c.blocking {
 		args = append(args, "-b")
 	}
@@ -153,4 +167,12 @@ func (c *pingpongConfig) limits(a nd.Adapter, maxSize int) (nd.EndpointLimits, e
 		return l, err
 	}
 	return l, checkSize(ai, maxSize)
+}
+
+// reaper returns the reaper of either side for cq: polling (-spin) or
+// blocking (-b).
+func (c *pingpongConfig) reaper(ctx context.Context, cq nd.CompletionQueue) *reaper {
+	r := newReaper(ctx, cq, c.blocking, 2*c.depth)
+	r.spin = c.spin
+	return r
 }

@@ -45,6 +45,7 @@ func TestPingpongChild(t *testing.T) {
 	}{
 		{"timed", []string{"-max", "4K", "-D", "0.05"}, "each size runs for 50ms"},
 		{"blocking", []string{"-b", "-n", "2", "-q", "4", "-max", "4K", "-D", "0.02"}, "each size runs for 20ms"},
+		{"spin", []string{"-spin", "1ns", "-max", "4K", "-D", "0.02"}, "each size runs for 20ms"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, stdout, stderr := runNd(t, append([]string{"pingpong", "-timeout", "60s"}, tt.args...)...)
@@ -156,6 +157,7 @@ func TestPingpongUsage(t *testing.T) {
 		{[]string{"-D", "NaN"}, "-D NaN: the duration must be 0 to 3600 seconds"},
 		{[]string{"-D", "1", "-iters", "5"}, "-D and -iters exclude each other"},
 		{[]string{"-in-process", "-s"}, "-in-process applies without -s and -c"},
+		{[]string{"-spin", "-1us"}, "-spin -1µs: must not be negative"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			code, _, stderr := runNd(t, append([]string{"pingpong"}, tt.args...)...)
@@ -165,7 +167,7 @@ func TestPingpongUsage(t *testing.T) {
 		})
 	}
 	code, stdout, _ := runNd(t, "help", "pingpong")
-	for _, want := range []string{"-in-process", "-D seconds", "the server runs in a child process"} {
+	for _, want := range []string{"-in-process", "-D seconds", "-spin duration", "the server runs in a child process"} {
 		if code != 0 || !strings.Contains(stdout, want) {
 			t.Errorf("nd help pingpong: exit status %d, lacks %q:\n%s", code, want, stdout)
 		}

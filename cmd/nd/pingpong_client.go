@@ -70,7 +70,7 @@ func (c *pingpongConfig) drive(ctx context.Context, a nd.Adapter, remote netip.A
 
 	p := &pinger{
 		ep:      s.ep,
-		reaper:  newReaper(ctx, s.cq, c.blocking, 2*c.depth),
+		reaper:  c.reaper(ctx, s.cq),
 		recv:    recv,
 		sendBuf: sendBuf,
 		sendMR:  sendMR,

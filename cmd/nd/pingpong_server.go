@@ -67,7 +67,7 @@ func (c *pingpongConfig) serve(ctx context.Context, a nd.Adapter, l nd.Listener,
 
 	e := &echoer{
 		ep:      s.ep,
-		reaper:  newReaper(ctx, s.cq, c.blocking, 2*c.depth),
+		reaper:  c.reaper(ctx, s.cq),
 		recv:    recv,
 		recvBuf: recvBuf,
 		recvMR:  recvMR,

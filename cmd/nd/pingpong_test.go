@@ -66,6 +66,9 @@ func TestPingpongLocal(t *testing.T) {
 		{"blocking", []string{"-b", "-max", "300", "-iters", "20"}, 256, 20},
 		{"sges", []string{"-n", "3", "-q", "2", "-max", "64K", "-iters", "10"}, 64 << 10, 10},
 		{"port", []string{"-p", "7777", "-max", "8", "-iters", "5"}, 8, 5},
+		// A spin of 1 ns blocks in Notify for nearly every completion.
+		{"spin", []string{"-spin", "1ns", "-max", "4K", "-iters", "20"}, 4096, 20},
+		{"poll only", []string{"-spin", "0", "-max", "64", "-iters", "20"}, 64, 20},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, stdout, stderr := runNd(t, append([]string{"pingpong", "-in-process"}, tt.args...)...)
@@ -183,6 +186,12 @@ func TestPingpongAllocations(t *testing.T) {
 	// 10 sizes and a warm-up: (200-20)*11 more round trips.
 	checkLoopAllocs(t, 20, 200, func(iters int) {
 		if code, _, stderr := runNd(t, "pingpong", "-in-process", "-max", "512", "-iters", strconv.Itoa(iters)); code != 0 {
+			t.Fatalf("exit status %d: %s", code, stderr)
+		}
+	})
+	// Blocking in Notify for nearly every completion (-spin 1ns).
+	checkLoopAllocs(t, 20, 200, func(iters int) {
+		if code, _, stderr := runNd(t, "pingpong", "-in-process", "-spin", "1ns", "-max", "512", "-iters", strconv.Itoa(iters)); code != 0 {
 			t.Fatalf("exit status %d: %s", code, stderr)
 		}
 	})
