@@ -39,7 +39,7 @@ vm_timeout=${ND_VM_TIMEOUT:-1500}
 
 # The cases. rping: NAME DIRECTION SIZE COUNT CRC. SIZE "-" and a NAME
 # ending in "-defaults" run rping's defaults (size 64, port 7174) without -S
-# and -p. Sizes stay within rping's limits (26 to 65535). perftest: NAME
+# and -p. Sizes stay within rping's limits (23 to 65535). perftest: NAME
 # DIRECTION TEST CRC ARGS..., where the perf-* directions run perftest
 # 6.06's -R protocol (iwarp.md section 8) for TEST with ARGS given to both
 # sides (perftest sends neither side's parameters to the other):

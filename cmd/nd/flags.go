@@ -49,3 +49,48 @@ func (b *byteSize) Set(s string) error {
 	*b = byteSize(v << shift)
 	return nil
 }
+
+// cInt is a flag.Value for an int read as C's atoi reads it on the LP64
+// hosts rdma-core's tools run on, for flags that must mean what the C
+// tool's mean: leading white space, an optional sign, then decimal digits
+// up to the first other character (none: 0); strtol's value, held at the
+// range of a 64-bit long, is then cut to 32 bits. "0100" is 100, "0x40" is
+// 0, "64abc" is 64 and "4294967360" is 64, as in rping.
+type cInt int
+
+// String implements flag.Value.
+func (c *cInt) String() string { return strconv.Itoa(int(*c)) }
+
+// Set implements flag.Value; every string is a number to atoi.
+func (c *cInt) Set(s string) error {
+	*c = cInt(atoi(s))
+	return nil
+}
+
+// atoi is glibc's atoi on LP64: (int)strtol(s, NULL, 10).
+func atoi(s string) int32 {
+	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	var v uint64 // the magnitude, held at 1<<63 (LONG_MIN's)
+	for i := 0; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		if v > (1<<63)/10 {
+			v = 1 << 63
+		} else {
+			v = min(v*10+uint64(s[i]-'0'), 1<<63)
+		}
+	}
+	var l int64
+	switch {
+	case neg:
+		l = int64(-v) // 1<<63 becomes math.MinInt64, as strtol's LONG_MIN
+	case v > math.MaxInt64:
+		l = math.MaxInt64
+	default:
+		l = int64(v)
+	}
+	return int32(l)
+}

@@ -27,7 +27,7 @@ import (
 const (
 	rpingPort        = 7174  // rping's default port
 	rpingDefaultSize = 64    // -S default
-	rpingMinSize     = 26    // RPING_MIN_BUFSIZE: sizeof("2147483647") + sizeof("rdma-ping-%d: ")
+	rpingMinSize     = 23    // RPING_MIN_BUFSIZE (see below)
 	rpingMaxSize     = 65535 // RPING_BUFSIZE - 1
 	rpingInfoSize    = 16    // sizeof(struct rping_rdma_info)
 	rpingSendDepth   = 16    // RPING_SQ_DEPTH
@@ -35,6 +35,16 @@ const (
 	rpingFirstLetter = 65    // 'A': the first letter of the ping pattern
 	rpingLastLetter  = 122   // 'z': the pattern wraps after it
 )
+
+// rping's RPING_MIN_BUFSIZE is sizeof(stringify(INT_MAX)) +
+// sizeof(RPING_MSG_FMT), meant as the room for "rdma-ping-%d: " with the
+// largest int; but rping.c includes no <limits.h> (nor do its headers), so
+// INT_MAX is no macro there, stringify gives "INT_MAX" and the minimum is
+// 8 + 15 = 23 bytes: rping -S 22 says "Invalid size 22 (valid range is 23
+// to 65536)" (rdma-core 44) and -S 23 runs. A prefix longer than the
+// buffer is cut, as snprintf cuts it (fillPing). rping compares a negative
+// -S as unsigned, lets it pass and then fails to allocate it; nd rping
+// refuses it.
 
 // rpingConfig is the parsed command line of nd rping.
 type rpingConfig struct {
@@ -74,8 +84,9 @@ func newRpingFlagSet() (*flag.FlagSet, *rpingConfig) {
 	fs.BoolVar(&c.client, "c", false, "client side: connect to -a ADDR")
 	fs.StringVar(&c.addr, "a", "", "the `address` to bind to (server; default: every address) or connect to (client)")
 	fs.UintVar(&c.port, "p", rpingPort, "the `port` to listen on or connect to")
-	fs.IntVar(&c.count, "C", 0, "ping `count` (0: until interrupted or -timeout); on the server, the pings expected")
-	fs.IntVar(&c.size, "S", rpingDefaultSize, fmt.Sprintf("ping data `size` in bytes (%d to %d)", rpingMinSize, rpingMaxSize))
+	c.size = rpingDefaultSize
+	fs.Var((*cInt)(&c.count), "C", "ping `count` (0: until interrupted or -timeout); on the server, the pings expected")
+	fs.Var((*cInt)(&c.size), "S", fmt.Sprintf("ping data `size` in bytes (%d to %d)", rpingMinSize, rpingMaxSize))
 	fs.BoolVar(&c.verbose, "v", false, "print the ping data")
 	fs.BoolVar(&c.validate, "V", false, "verify the ping data")
 	fs.BoolVar(&c.crc, "crc", false, "ask for MPA CRC32c on the connection (tcp provider only)")
@@ -91,7 +102,8 @@ func newRpingFlagSet() (*flag.FlagSet, *rpingConfig) {
 		fmt.Fprintln(w, "exit 0 only if every ping succeeded (and, with -V, verified): the client")
 		fmt.Fprintln(w, "compares the data written back with what it sent, the server checks the")
 		fmt.Fprintln(w, "data it read against rping's pattern. Flags cannot be combined (-v -V,")
-		fmt.Fprintln(w, "not -vV).")
+		fmt.Fprintln(w, "not -vV). -S and -C read their numbers as rping does (C's atoi: leading")
+		fmt.Fprintln(w, "blanks and a sign, decimal digits up to the first other character).")
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "Flags:")
 		fs.PrintDefaults()

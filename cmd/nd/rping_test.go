@@ -138,8 +138,12 @@ func TestRpingUsage(t *testing.T) {
 		{[]string{"-s", "-c"}, "-s and -c exclude each other"},
 		{[]string{}, "give -s (server) or -c (client)"},
 		{[]string{"-c"}, "-c needs the server's address"},
-		{[]string{"-c", "-a", "127.0.0.1", "-S", "25"}, "-S 25: invalid size (valid range is 26 to 65535)"},
+		{[]string{"-c", "-a", "127.0.0.1", "-S", "22"}, "-S 22: invalid size (valid range is 23 to 65535)"},
 		{[]string{"-c", "-a", "127.0.0.1", "-S", "65536"}, "-S 65536: invalid size"},
+		// As rping reads them (atoi): 0 and a negative size.
+		{[]string{"-c", "-a", "127.0.0.1", "-S", "0x40"}, "-S 0: invalid size"},
+		{[]string{"-c", "-a", "127.0.0.1", "-S", "-5"}, "-S -5: invalid size"},
+		{[]string{"-c", "-a", "127.0.0.1", "-C", "-1x"}, "-C -1: invalid count"},
 		{[]string{"-c", "-a", "127.0.0.1", "-C", "-1"}, "-C -1: invalid count"},
 		{[]string{"-c", "-a", "127.0.0.1", "-provider", "loop", "-crc"}, "-crc needs the tcp provider"},
 		{[]string{"-c", "-a", "127.0.0.1", "extra"}, "unexpected arguments"},
@@ -167,5 +171,70 @@ func TestFillPing(t *testing.T) {
 	fillPing(buf, 58, startLetter(58))
 	if got := fmt.Sprintf("%c", buf[14]); got != "A" {
 		t.Errorf("ping 58 starts with %q, want A (the letters wrap)", got)
+	}
+	// rping's smallest buffer, 23 bytes: its ping counter (a C int) wraps
+	// to -2147483648 after 2147483647, whose prefix snprintf cuts to 22
+	// characters and the terminating 0; there is no room for letters.
+	small := make([]byte, rpingMinSize)
+	fillPing(small, 1<<31, startLetter(1<<31))
+	if got, want := string(small), "rdma-ping--2147483648:\x00"; got != want {
+		t.Errorf("ping 1<<31 in 23 bytes = %q, want %q", got, want)
+	}
+	fillPing(small, 1<<31-1, startLetter(1<<31-1))
+	if got, want := string(small), "rdma-ping-2147483647: \x00"; got != want {
+		t.Errorf("ping 1<<31-1 in 23 bytes = %q, want %q", got, want)
+	}
+}
+
+// TestAtoi checks cInt's reading against glibc's atoi on amd64 (the values
+// are what atoi returned there for each string).
+func TestAtoi(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		want int32
+	}{
+		{"64", 64}, {"0100", 100}, {"0x40", 0}, {"64abc", 64}, {" 64", 64},
+		{"\t\n 64", 64}, {"+64", 64}, {"-64", -64}, {"- 64", 0}, {"", 0},
+		{"abc", 0}, {"1_000", 1}, {"23", 23}, {"22", 22}, {"65535", 65535},
+		{"4294967360", 64}, {"2147483648", -2147483648}, {"-2147483649", 2147483647},
+		{"9223372036854775807", -1}, {"9223372036854775808", -1},
+		{"99999999999999999999", -1}, {"18446744073709551639", -1},
+		{"-9223372036854775808", 0}, {"-9223372036854775809", 0},
+		{"-99999999999999999999", 0},
+	} {
+		if got := atoi(tt.s); got != tt.want {
+			t.Errorf("atoi(%q) = %d, want %d", tt.s, got, tt.want)
+		}
+		var c cInt
+		if err := c.Set(tt.s); err != nil || int32(c) != tt.want {
+			t.Errorf("cInt.Set(%q): %d, %v; want %d", tt.s, c, err, tt.want)
+		}
+	}
+}
+
+// TestRpingSizes runs nd rping at the sizes at the edges of rping's range,
+// 23 (where the longest "rdma-ping-%d: " is cut) and 65535, and with a size
+// written as rping reads it ("0100" is 100 bytes), over the loop provider:
+// the server reads the client's start buffer and checks it (-V).
+func TestRpingSizes(t *testing.T) {
+	for _, size := range []string{"23", "0100", "65535"} {
+		t.Run(size, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			port, served, _ := startRpingServer(t, ctx, "-provider", "loop", "-a", "127.0.0.1", "-S", size, "-C", "3", "-V")
+			code, stdout, stderr := runNd(t, "rping", "-provider", "loop", "-c", "-a", "127.0.0.1", "-p", strconv.Itoa(int(port)),
+				"-S", size, "-C", "3", "-V", "-v", "-timeout", "1m")
+			if code != 0 {
+				t.Fatalf("client exit status %d; stderr:\n%s", code, stderr)
+			}
+			if err := <-served; err != nil {
+				t.Fatalf("server: %v", err)
+			}
+			want := make([]byte, atoi(size))
+			fillPing(want, 2, startLetter(2))
+			if !strings.Contains(stdout, "ping data: "+string(cString(want))+"\n") {
+				t.Errorf("the client's output lacks ping 2's data %q:\n%s", cString(want), stdout)
+			}
+		})
 	}
 }
