@@ -48,6 +48,7 @@ vm_timeout=${ND_VM_TIMEOUT:-1500}
 # ARGS give -n or -D, and -s or -a, so that the rows to expect are known.
 cases=(
 	"nd-client-defaults       nd-client -     10  off"
+	"nd-client-23x3           nd-client 23    3   off"
 	"nd-client-26x3           nd-client 26    3   off"
 	"nd-client-1000x100       nd-client 1000  100 off"
 	"nd-client-65000x20       nd-client 65000 20  off"
@@ -58,6 +59,7 @@ cases=(
 	"nd-client-crc-65000x20   nd-client 65000 20  on"
 	"nd-client-crc-65535x5    nd-client 65535 5   on"
 	"nd-server-defaults       nd-server -     10  off"
+	"nd-server-23x3           nd-server 23    3   off"
 	"nd-server-26x3           nd-server 26    3   off"
 	"nd-server-1000x100       nd-server 1000  100 off"
 	"nd-server-65000x20       nd-server 65000 20  off"
