@@ -31,6 +31,7 @@ func runSRQ(t *testing.T, p nd.Provider) {
 	t.Run("Close", func(t *testing.T) { srqClose(t, p) })
 	t.Run("CloseCQ", func(t *testing.T) { srqCloseCQ(t, p) })
 	t.Run("CloseAdapter", func(t *testing.T) { srqCloseAdapter(t, p) })
+	t.Run("CloseWhileBusy", func(t *testing.T) { srqCloseWhileBusy(t, p) })
 }
 
 // srqCreateLimits: CreateSharedReceiveQueue reports a limit beyond the
