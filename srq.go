@@ -47,7 +47,8 @@ type SharedReceiveQueue interface {
 	// taken by a Send number fewer than the queue's NotifyThreshold (ND
 	// v2's ND_SRQ_LIMIT event): it returns nil then, at once if they
 	// already do. One drop below the threshold completes every Notify
-	// waiting at that moment. With a threshold of 0 it never fires. It
+	// waiting at that moment, whether a Send took a Receive or Flush
+	// completed them. With a threshold of 0 it never fires. It
 	// returns ErrCanceled when ctx ends or the queue closes while it
 	// waits; called after the queue closed, ErrInvalidHandle
 	// (ErrDeviceRemoved after the adapter closed).

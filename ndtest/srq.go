@@ -389,7 +389,8 @@ func srqOversizedFailsOne(t *testing.T, p nd.Provider) {
 // the queue drop below the threshold, and not before; one drop completes
 // every Notify waiting; called while they are below, it returns at once;
 // after Receives are posted again above it, it waits again, and ends with
-// ND_CANCELED when its context does.
+// ND_CANCELED when its context does; a Flush that empties the queue fires
+// it too.
 func srqLimitEvent(t *testing.T, p nd.Provider) {
 	ps := newSRQPeers(t, p, 2, 32, nd.SharedReceiveQueueLimits{Entries: 8, SGE: 1, NotifyThreshold: 2}, false)
 	for k := range 3 {
@@ -420,6 +421,14 @@ func srqLimitEvent(t *testing.T, p nd.Provider) {
 	w3.parked(t)
 	cancel2()
 	expectCanceled(t, "Notify whose context ended", w3.wait(t))
+	// A Flush takes the queue below the threshold too.
+	w4 := start("Notify 4", func() error { return ps.srq.Notify(c) })
+	w4.parked(t)
+	mustPost(t, "Flush", ps.srq.Flush())
+	expectStatus(t, "Notify after a Flush emptied the queue", w4.wait(t), nd.Success)
+	for _, k := range []int{2, 0, 1} {
+		Expect(t, ps.passiveCQ, &ps.recvs[k], nd.ErrCanceled, 0)
+	}
 }
 
 // srqLimitDisabled: with a threshold of 0 the limit event never fires, even

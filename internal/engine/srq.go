@@ -237,8 +237,13 @@ func (s *SRQ) Flush() error {
 }
 
 // flushLocked completes every posted Receive not yet taken with
-// ErrCanceled on the queue's completion queue, in post order.
+// ErrCanceled on the queue's completion queue, in post order; the posted
+// Receives dropping below the threshold fires the low-water mark.
 func (s *SRQ) flushLocked() {
+	if s.fired != nil && s.limits.NotifyThreshold > 0 {
+		close(s.fired)
+		s.fired = nil
+	}
 	for s.n > 0 {
 		wr := s.posted[s.head]
 		s.posted[s.head] = nil
