@@ -25,6 +25,7 @@ func runSRQ(t *testing.T, p nd.Provider) {
 	t.Run("CompletesOnConsumersQueue", func(t *testing.T) { srqConsumersQueue(t, p) })
 	t.Run("EmptyFailsOneEndpoint", func(t *testing.T) { srqEmptyFailsOne(t, p) })
 	t.Run("OversizedFailsOneEndpoint", func(t *testing.T) { srqOversizedFailsOne(t, p) })
+	t.Run("BadEntryFailsOneEndpoint", func(t *testing.T) { srqBadEntryFailsOne(t, p) })
 	t.Run("LimitEvent", func(t *testing.T) { srqLimitEvent(t, p) })
 	t.Run("LimitDisabled", func(t *testing.T) { srqLimitDisabled(t, p) })
 	t.Run("Flush", func(t *testing.T) { srqFlush(t, p) })
@@ -382,6 +383,32 @@ func srqOversizedFailsOne(t *testing.T, p nd.Provider) {
 		}
 		ps.expectRound(t, good, sends[:])
 	}
+	ExpectEmpty(t, ps.passiveCQ)
+}
+
+// srqBadEntryFailsOne: a shared Receive whose scatter/gather entry lies
+// outside its registration is accepted; the Send that takes it completes
+// it with ND_ACCESS_VIOLATION on that endpoint's queue and ends that
+// connection only.
+func srqBadEntryFailsOne(t *testing.T, p nd.Provider) {
+	const n, bad, size = 3, 1, 48
+	ps := newSRQPeers(t, p, n, size, nd.SharedReceiveQueueLimits{Entries: 8, SGE: 1}, false)
+	var wild nd.Result
+	outside := make([]byte, size) // not inside ps.recvMR's buffer
+	mustPost(t, "a shared Receive outside its registration", ps.srq.Receive(&wild, []nd.SGE{{Buffer: outside, Region: ps.recvMR}}))
+	var sends [n]nd.Result
+	ps.send(t, bad, &sends[bad])
+	expectSenderStatus(t, &Side{OutCQ: ps.activeCQ}, &sends[bad])
+	Expect(t, ps.passiveCQ, &wild, nd.ErrAccessViolation, 0)
+	AwaitDisconnect(t, ps.passive[bad].Connector, "a Send into a shared Receive outside its registration")
+	for k := range n - 1 {
+		ps.post(t, k)
+	}
+	good := []int{0, 2}
+	for _, i := range good {
+		ps.send(t, i, &sends[i])
+	}
+	ps.expectRound(t, good, sends[:])
 	ExpectEmpty(t, ps.passiveCQ)
 }
 
