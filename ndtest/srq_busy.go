@@ -76,7 +76,7 @@ func srqCloseWhileBusy(t *testing.T, p nd.Provider) {
 				fillPattern(msg, byte(i*37+seq))
 				msg[0], msg[1] = byte(i), byte(seq)
 				if err := ps.active[i].Endpoint.Send(&sends[i], ps.active[i].SGL, 0); err != nil {
-					sendErr = fmt.Errorf("Send on connection %d: %w", i, err)
+					sendErr = fmt.Errorf("connection %d: Send: %w", i, err)
 					return
 				}
 			}
