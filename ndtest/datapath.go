@@ -289,7 +289,8 @@ func Benchmark(b *testing.B, p nd.Provider) {
 
 // CheckBytes fails t unless the DataPath operations of provider p move the
 // bytes they claim: a Send/Receive, pipelined Writes and Reads, and a
-// ping-pong, over buffers of size bytes. Benchmarks built on DataPath
+// ping-pong, over buffers of size bytes, and the Send/Receive and ping-pong
+// over shared receive queues (skipped without them). Benchmarks built on DataPath
 // measure transfers that this shows really happen.
 func CheckBytes(t *testing.T, p nd.Provider, size int) {
 	d := NewDataPath(t, p, size)
@@ -318,4 +319,21 @@ func CheckBytes(t *testing.T, p nd.Provider, size int) {
 	if string(d.PBuf[:n]) != string(d.ABuf[:n]) {
 		t.Fatal("the ping-pong did not carry the bytes")
 	}
+	t.Run("SRQ", func(t *testing.T) {
+		d := NewDataPathSRQ(t, p, size)
+		for i := range d.ABuf {
+			d.ABuf[i] = byte(i * 11)
+		}
+		d.SendReceive(t)
+		if string(d.PBuf) != string(d.ABuf) {
+			t.Fatal("the shared Receive got bytes that differ from the Send")
+		}
+		for i := range d.ABuf[:n] {
+			d.ABuf[i] = byte(i + 3)
+		}
+		d.PingPong(t, n)
+		if string(d.PBuf[:n]) != string(d.ABuf[:n]) {
+			t.Fatal("the ping-pong over shared receive queues did not carry the bytes")
+		}
+	})
 }
