@@ -26,6 +26,12 @@
 // completion terminates the connection, and every other outstanding request
 // of that endpoint then completes with ErrCanceled.
 //
+// ND v2 ideas are added beside the v1 API, never instead of it: a
+// SharedReceiveQueue (ND v2's IND2SharedReceiveQueue) is one pool of
+// Receives for many endpoints, made with CreateSharedReceiveQueue and used
+// by the endpoints made with CreateEndpointWithSRQ; both report
+// ErrNotSupported for a provider without it.
+//
 // # Closing
 //
 // A posting call that returns nil is followed by exactly one completion,
@@ -33,8 +39,10 @@
 // (docs/semantics.md has the full table):
 //
 //   - Closing an object closes the objects made from it (an Adapter: its
-//     listeners, connectors, endpoints and completion queues; a Connector:
-//     its endpoint) and, for a CompletionQueue, the endpoints that use it.
+//     listeners, connectors, endpoints, shared receive queues and
+//     completion queues; a Connector: its endpoint; a CompletionQueue: the
+//     shared receive queues made on it) and, for a CompletionQueue or a
+//     SharedReceiveQueue, the endpoints that use it.
 //   - The requests outstanding on an endpoint that closes complete
 //     ErrCanceled, into its completion queues; a queue that closed still
 //     takes them, and GetResults still returns what a closed queue holds.

@@ -161,6 +161,11 @@ type AdapterInfo struct {
 	MaxCallerData         int // private data bytes on Connect
 	MaxCalleeData         int // private data bytes on Accept and Reject
 	Flags                 AdapterFlags
+	// MaxSharedReceiveQueueDepth is ND v2's field of the same name: the
+	// Entries of one SharedReceiveQueue; 0 when the adapter has none
+	// (CreateSharedReceiveQueue then reports ErrNotSupported). Its Receives
+	// have at most MaxInboundSGE entries and MaxInboundLength bytes.
+	MaxSharedReceiveQueueDepth int
 }
 
 // EndpointLimits are the six sizes of ND's CreateEndpoint, in ND's parameter

@@ -36,10 +36,23 @@ type DataPath struct {
 // NewDataPath connects a pair of provider p with buffers of size bytes.
 func NewDataPath(tb testing.TB, p nd.Provider, size int) *DataPath {
 	tb.Helper()
+	return newDataPath(tb, p, size, false)
+}
+
+// NewDataPathSRQ is NewDataPath with each endpoint on a shared receive
+// queue of its own (PairConfig.SRQ), to compare with NewDataPath; it skips
+// tb when the provider has no shared receive queues.
+func NewDataPathSRQ(tb testing.TB, p nd.Provider, size int) *DataPath {
+	tb.Helper()
+	return newDataPath(tb, p, size, true)
+}
+
+func newDataPath(tb testing.TB, p nd.Provider, size int, srq bool) *DataPath {
+	tb.Helper()
 	limits := DefaultLimits
 	limits.OutboundEntries, limits.InboundEntries = 64, 64
 	d := &DataPath{out: make([]*nd.Result, 16), rdma: make([]nd.Result, 32)}
-	d.Pair = NewPair(tb, p, PairConfig{ActiveLimits: limits, PassiveLimits: limits, CQEntries: 256})
+	d.Pair = NewPair(tb, p, PairConfig{ActiveLimits: limits, PassiveLimits: limits, CQEntries: 256, SRQ: srq})
 	a, ps := d.Pair.Active, d.Pair.Passive
 	d.ABuf, d.PBuf = make([]byte, size), make([]byte, size)
 	d.aMR, d.pMR = a.Register(tb, d.ABuf), ps.Register(tb, d.PBuf)
@@ -106,7 +119,7 @@ func (d *DataPath) waitContext() context.Context {
 // buffer on the active side, and reaps both.
 func (d *DataPath) SendReceive(tb testing.TB) {
 	a, p := d.Pair.Active, d.Pair.Passive
-	if err := p.Endpoint.Receive(&d.recv, d.psgl); err != nil {
+	if err := p.PostReceive(&d.recv, d.psgl); err != nil {
 		tb.Fatal(err)
 	}
 	if err := a.Endpoint.Send(&d.send, d.asgl, 0); err != nil {
@@ -123,10 +136,10 @@ func (d *DataPath) PingPong(tb testing.TB, n int) {
 	d.pingA[0] = nd.SGE{Buffer: d.ABuf[:n], Region: d.aMR}
 	d.pingP[0] = nd.SGE{Buffer: d.PBuf[:n], Region: d.pMR}
 	asgl, psgl := d.pingA, d.pingP
-	if err := p.Endpoint.Receive(&d.recv, psgl); err != nil {
+	if err := p.PostReceive(&d.recv, psgl); err != nil {
 		tb.Fatal(err)
 	}
-	if err := a.Endpoint.Receive(&d.rrcv, asgl); err != nil {
+	if err := a.PostReceive(&d.rrcv, asgl); err != nil {
 		tb.Fatal(err)
 	}
 	if err := a.Endpoint.Send(&d.send, asgl, 0); err != nil {
@@ -210,16 +223,44 @@ func CheckAllocs(t *testing.T, p nd.Provider) {
 			t.Errorf("%s: %v allocations per operation, want 0", c.name, n)
 		}
 	}
+	t.Run("SRQ", func(t *testing.T) {
+		d := NewDataPathSRQ(t, p, 4096)
+		for _, c := range []struct {
+			name string
+			op   func()
+		}{
+			{"SendReceive", func() { d.SendReceive(t) }},
+			{"PingPong", func() { d.PingPong(t, 8) }},
+		} {
+			c.op() // warm up
+			if n := testing.AllocsPerRun(500, c.op); n != 0 {
+				t.Errorf("%s on shared receive queues: %v allocations per operation, want 0", c.name, n)
+			}
+		}
+	})
 }
 
 // Benchmark runs the data-path benchmarks over provider p: PingPong (one
 // round trip of a Send each way; the half-rtt metric is half of it) at 8 B
-// and 4 KiB, and Read and Write bandwidth at 4 KiB, 64 KiB and 1 MiB with
+// and 4 KiB, the same with the Receives on shared receive queues
+// (PingPongSRQ; skipped by providers without them), and Read and Write bandwidth at 4 KiB, 64 KiB and 1 MiB with
 // several requests in flight.
 func Benchmark(b *testing.B, p nd.Provider) {
 	for _, size := range []int{8, 4096} {
 		b.Run(fmt.Sprintf("PingPong/%d", size), func(b *testing.B) {
 			d := NewDataPath(b, p, size)
+			b.SetBytes(int64(2 * size))
+			b.ReportAllocs()
+			b.ResetTimer()
+			start := time.Now()
+			for b.Loop() {
+				d.PingPong(b, size)
+			}
+			b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N)/2, "half-rtt-ns")
+		})
+		// The same over shared receive queues, to compare.
+		b.Run(fmt.Sprintf("PingPongSRQ/%d", size), func(b *testing.B) {
+			d := NewDataPathSRQ(b, p, size)
 			b.SetBytes(int64(2 * size))
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -248,7 +289,8 @@ func Benchmark(b *testing.B, p nd.Provider) {
 
 // CheckBytes fails t unless the DataPath operations of provider p move the
 // bytes they claim: a Send/Receive, pipelined Writes and Reads, and a
-// ping-pong, over buffers of size bytes. Benchmarks built on DataPath
+// ping-pong, over buffers of size bytes, and the Send/Receive and ping-pong
+// over shared receive queues (skipped without them). Benchmarks built on DataPath
 // measure transfers that this shows really happen.
 func CheckBytes(t *testing.T, p nd.Provider, size int) {
 	d := NewDataPath(t, p, size)
@@ -277,4 +319,21 @@ func CheckBytes(t *testing.T, p nd.Provider, size int) {
 	if string(d.PBuf[:n]) != string(d.ABuf[:n]) {
 		t.Fatal("the ping-pong did not carry the bytes")
 	}
+	t.Run("SRQ", func(t *testing.T) {
+		d := NewDataPathSRQ(t, p, size)
+		for i := range d.ABuf {
+			d.ABuf[i] = byte(i * 11)
+		}
+		d.SendReceive(t)
+		if string(d.PBuf) != string(d.ABuf) {
+			t.Fatal("the shared Receive got bytes that differ from the Send")
+		}
+		for i := range d.ABuf[:n] {
+			d.ABuf[i] = byte(i + 3)
+		}
+		d.PingPong(t, n)
+		if string(d.PBuf[:n]) != string(d.ABuf[:n]) {
+			t.Fatal("the ping-pong over shared receive queues did not carry the bytes")
+		}
+	})
 }

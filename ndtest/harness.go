@@ -34,6 +34,18 @@ type Side struct {
 	Connector nd.Connector
 	Endpoint  nd.Endpoint
 	Inline    int // granted inline size
+	// SRQ, when not nil, is the shared receive queue the endpoint takes
+	// its Receives from (PairConfig.SRQ); PostReceive posts to it.
+	SRQ nd.SharedReceiveQueue
+}
+
+// PostReceive posts a Receive for the side's endpoint: to its shared
+// receive queue if it has one, else to the endpoint.
+func (s *Side) PostReceive(res *nd.Result, sgl []nd.SGE) error {
+	if s.SRQ != nil {
+		return s.SRQ.Receive(res, sgl)
+	}
+	return s.Endpoint.Receive(res, sgl)
 }
 
 // PairConfig shapes a Pair. The zero value asks for DefaultLimits, 64-entry
@@ -45,6 +57,10 @@ type PairConfig struct {
 	// connection is made (to post Receives early).
 	PrePostActive, PrePostPassive func(s *Side)
 	SharedCQ                      bool // one queue for both directions on each side
+	// SRQ gives each side's endpoint a shared receive queue of its
+	// inbound limits, on its inbound completion queue; the test is
+	// skipped when the provider has none.
+	SRQ bool
 }
 
 // DefaultLimits are the endpoint limits the suite uses unless a test needs
@@ -94,19 +110,33 @@ func NewSide(t testing.TB, a nd.Adapter, limits nd.EndpointLimits, cqEntries int
 	t.Helper()
 	s := &Side{Adapter: a}
 	s.Connector = mustConnector(t, a)
-	s.InCQ = mustCQ(t, a, cqEntries)
+	s.addEndpoint(t, limits, cqEntries, shared, false)
+	return s
+}
+
+// addEndpoint creates the side's queues and endpoint on its connector, on
+// a shared receive queue of the inbound limits when srq is set.
+func (s *Side) addEndpoint(t testing.TB, limits nd.EndpointLimits, cqEntries int, shared, srq bool) {
+	t.Helper()
+	s.InCQ = mustCQ(t, s.Adapter, cqEntries)
 	s.OutCQ = s.InCQ
 	if !shared {
-		s.OutCQ = mustCQ(t, a, cqEntries)
+		s.OutCQ = mustCQ(t, s.Adapter, cqEntries)
 	}
-	ep, err := s.Connector.CreateEndpoint(s.InCQ, s.OutCQ, limits)
+	var ep nd.Endpoint
+	var err error
+	if srq {
+		s.SRQ = mustSRQ(t, s.Adapter, s.InCQ, nd.SharedReceiveQueueLimits{Entries: limits.InboundEntries, SGE: limits.InboundSGE})
+		ep, err = nd.CreateEndpointWithSRQ(s.Connector, s.InCQ, s.OutCQ, s.SRQ, limits)
+	} else {
+		ep, err = s.Connector.CreateEndpoint(s.InCQ, s.OutCQ, limits)
+	}
 	if err != nil {
 		t.Fatalf("CreateEndpoint(%+v): %v", limits, err)
 	}
 	t.Cleanup(func() { ep.Close() })
 	s.Endpoint = ep
 	s.Inline = ep.MaxInlineData()
-	return s
 }
 
 func mustConnector(t testing.TB, a nd.Adapter) nd.Connector {
@@ -155,7 +185,8 @@ func NewPairOn(t testing.TB, a, b nd.Adapter, cfg PairConfig) *Pair {
 	}
 	t.Cleanup(func() { l.Close() })
 	p := &Pair{Listener: l}
-	p.Active = NewSide(t, a, cfg.ActiveLimits, cfg.CQEntries, cfg.SharedCQ)
+	p.Active = &Side{Adapter: a, Connector: mustConnector(t, a)}
+	p.Active.addEndpoint(t, cfg.ActiveLimits, cfg.CQEntries, cfg.SharedCQ, cfg.SRQ)
 	if cfg.PrePostActive != nil {
 		cfg.PrePostActive(p.Active)
 	}
@@ -174,18 +205,8 @@ func NewPairOn(t testing.TB, a, b nd.Adapter, cfg PairConfig) *Pair {
 	if err := <-got; err != nil {
 		t.Fatalf("GetConnectionRequest: %v", err)
 	}
-	passive.InCQ = mustCQ(t, b, cfg.CQEntries)
-	passive.OutCQ = passive.InCQ
-	if !cfg.SharedCQ {
-		passive.OutCQ = mustCQ(t, b, cfg.CQEntries)
-	}
-	ep, err := passive.Connector.CreateEndpoint(passive.InCQ, passive.OutCQ, cfg.PassiveLimits)
-	if err != nil {
-		t.Fatalf("passive CreateEndpoint: %v", err)
-	}
-	t.Cleanup(func() { ep.Close() })
-	passive.Endpoint = ep
-	passive.Inline = ep.MaxInlineData()
+	passive.addEndpoint(t, cfg.PassiveLimits, cfg.CQEntries, cfg.SharedCQ, cfg.SRQ)
+	ep := passive.Endpoint
 	if cfg.PrePostPassive != nil {
 		cfg.PrePostPassive(passive)
 	}

@@ -27,6 +27,12 @@ type Peers struct {
 
 	out []*nd.Result
 	ctx context.Context
+
+	// With SRQ set (NewPeersSRQ), the passive endpoints take their
+	// Receives from it: srqRecvs[k] receives into srqSGLs[k].
+	SRQ      nd.SharedReceiveQueue
+	srqRecvs []nd.Result
+	srqSGLs  [][]nd.SGE
 }
 
 // PeerEnd is one endpoint of Peers with its queue, buffer and reusable
@@ -52,6 +58,32 @@ var PeerLimits = nd.EndpointLimits{
 // failures fail tb.
 func NewPeers(tb testing.TB, p nd.Provider, n, size int, shared bool) *Peers {
 	tb.Helper()
+	return newPeers(tb, p, n, size, shared, 0)
+}
+
+// NewPeersSRQ is NewPeers with both sides' endpoints on shared queues and
+// the passive endpoints taking their Receives from one shared receive
+// queue of entries Receives of size bytes (skipping tb when the provider
+// has none), as MPI implementations shape many connections. Round then
+// sends at most entries messages at a time, reposting the Receives
+// between, so that the queue never runs empty.
+func NewPeersSRQ(tb testing.TB, p nd.Provider, n, size, entries int) *Peers {
+	tb.Helper()
+	return newPeers(tb, p, n, size, true, entries)
+}
+
+// ReceiveBufferBytes is the bytes of Receive buffers the passive side
+// keeps posted: one buffer per endpoint, or one per entry of the shared
+// receive queue.
+func (ps *Peers) ReceiveBufferBytes() int {
+	if ps.SRQ != nil {
+		return len(ps.srqRecvs) * ps.Size
+	}
+	return ps.N * ps.Size
+}
+
+func newPeers(tb testing.TB, p nd.Provider, n, size int, shared bool, srqEntries int) *Peers {
+	tb.Helper()
 	a, b := OpenAdapters(tb, p)
 	c, cancel := context.WithTimeout(context.Background(), Timeout+time.Duration(n)*10*time.Millisecond)
 	tb.Cleanup(cancel)
@@ -59,6 +91,16 @@ func NewPeers(tb testing.TB, p nd.Provider, n, size int, shared bool) *Peers {
 	cqSize := 2*n*PeerLimits.InboundEntries + 16
 	if shared {
 		ps.ActiveCQ, ps.PassiveCQ = mustCQ(tb, a, cqSize), mustCQ(tb, b, cqSize)
+	}
+	if srqEntries > 0 {
+		ps.SRQ = mustSRQ(tb, b, ps.PassiveCQ, nd.SharedReceiveQueueLimits{Entries: srqEntries, SGE: 1})
+		buf := make([]byte, srqEntries*size)
+		mr := registerOn(tb, b, buf)
+		ps.srqRecvs = make([]nd.Result, srqEntries)
+		ps.srqSGLs = make([][]nd.SGE, srqEntries)
+		for k := range ps.srqSGLs {
+			ps.srqSGLs[k] = []nd.SGE{{Buffer: buf[k*size : (k+1)*size], Region: mr}}
+		}
 	}
 	l, err := b.Listen(0, Protocol, 0)
 	if err != nil {
@@ -81,7 +123,9 @@ func NewPeers(tb testing.TB, p nd.Provider, n, size int, shared bool) *Peers {
 			tb.Fatalf("connection %d: GetConnectionRequest: %v", i, err)
 		}
 		pas := ps.newEndOn(tb, b, pc, ps.PassiveCQ)
-		ps.postRecv(tb, pas)
+		if ps.SRQ == nil {
+			ps.postRecv(tb, pas)
+		}
 		if err := pc.Accept(c, pas.Endpoint, nil); err != nil {
 			tb.Fatalf("connection %d: Accept: %v", i, err)
 		}
@@ -105,7 +149,13 @@ func (ps *Peers) newEndOn(tb testing.TB, a nd.Adapter, conn nd.Connector, cq nd.
 	if cq == nil {
 		cq = mustCQ(tb, a, 4*PeerLimits.InboundEntries)
 	}
-	ep, err := conn.CreateEndpoint(cq, cq, PeerLimits)
+	var ep nd.Endpoint
+	var err error
+	if ps.SRQ != nil && cq == ps.PassiveCQ {
+		ep, err = nd.CreateEndpointWithSRQ(conn, cq, cq, ps.SRQ, PeerLimits)
+	} else {
+		ep, err = conn.CreateEndpoint(cq, cq, PeerLimits)
+	}
 	if err != nil {
 		tb.Fatalf("CreateEndpoint: %v", err)
 	}
@@ -129,6 +179,10 @@ func (ps *Peers) postRecv(tb testing.TB, e *PeerEnd) {
 // the Send and Receive completions of all of them from the queues, checks
 // each, and posts the Receives again. It allocates nothing.
 func (ps *Peers) Round(tb testing.TB) {
+	if ps.SRQ != nil {
+		ps.roundSRQ(tb)
+		return
+	}
 	for _, e := range ps.Active {
 		if err := e.Endpoint.Send(&e.Send, e.SGL, 0); err != nil {
 			tb.Fatalf("Send: %v", err)
@@ -145,6 +199,26 @@ func (ps *Peers) Round(tb testing.TB) {
 	}
 	for _, e := range ps.Passive {
 		ps.postRecv(tb, e)
+	}
+}
+
+// roundSRQ is Round over the shared receive queue: as many connections at a
+// time as it has entries, their Receives posted first.
+func (ps *Peers) roundSRQ(tb testing.TB) {
+	for start := 0; start < ps.N; start += len(ps.srqRecvs) {
+		end := min(start+len(ps.srqRecvs), ps.N)
+		for k := range end - start {
+			if err := ps.SRQ.Receive(&ps.srqRecvs[k], ps.srqSGLs[k]); err != nil {
+				tb.Fatalf("shared Receive: %v", err)
+			}
+		}
+		for _, e := range ps.Active[start:end] {
+			if err := e.Endpoint.Send(&e.Send, e.SGL, 0); err != nil {
+				tb.Fatalf("Send: %v", err)
+			}
+		}
+		ps.reap(tb, ps.ActiveCQ, end-start)
+		ps.reap(tb, ps.PassiveCQ, end-start)
 	}
 }
 
@@ -204,6 +278,11 @@ func (ps *Peers) reapAll(tb testing.TB, x, y nd.CompletionQueue, want int) {
 	}
 }
 
+// PeerSRQEntries is the depth of the shared receive queue of
+// BenchmarkPeers's RoundSRQ (MPI-sized: a pool far smaller than the
+// connections).
+const PeerSRQEntries = 256
+
 // PeerCounts are the connection counts BenchmarkPeers measures.
 var PeerCounts = []int{1, 10, 100, 1000}
 
@@ -213,7 +292,10 @@ var PeerCounts = []int{1, 10, 100, 1000}
 //   - EmptyPoll: one GetResults on the shared queue with nothing to find.
 //   - Round: one 64-byte Send over every connection, all completions
 //     reaped (msg/s is the message rate); RoundOwnCQ is the same with a
-//     queue per endpoint.
+//     queue per endpoint; RoundSRQ the same with the passive endpoints'
+//     Receives on one shared receive queue of PeerSRQEntries (at most n),
+//     as many Sends at a time as it holds (recv-buf-bytes is the Receive
+//     buffers posted; skipped without shared receive queues).
 //   - PingPong: 8-byte round trips, one connection after another
 //     (half-rtt-ns).
 func BenchmarkPeers(b *testing.B, p nd.Provider, counts []int) {
@@ -238,6 +320,15 @@ func BenchmarkPeers(b *testing.B, p nd.Provider, counts []int) {
 					shared.Round(b)
 				}
 				b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "msg/s")
+			})
+			b.Run("RoundSRQ", func(b *testing.B) {
+				srq := NewPeersSRQ(b, p, n, 64, min(n, PeerSRQEntries))
+				b.ReportAllocs()
+				for b.Loop() {
+					srq.Round(b)
+				}
+				b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "msg/s")
+				b.ReportMetric(float64(srq.ReceiveBufferBytes()), "recv-buf-bytes")
 			})
 			b.Run("RoundOwnCQ", func(b *testing.B) {
 				own := NewPeers(b, p, n, 64, false)

@@ -28,5 +28,6 @@ func Run(t *testing.T, p nd.Provider) {
 	t.Run("Memory", func(t *testing.T) { runMemory(t, p) })
 	t.Run("Teardown", func(t *testing.T) { runTeardown(t, p) })
 	t.Run("SharedCQ", func(t *testing.T) { runSharedCQ(t, p) })
+	t.Run("SRQ", func(t *testing.T) { runSRQ(t, p) })
 	t.Run("Lifecycle", func(t *testing.T) { runLifecycle(t, p) })
 }

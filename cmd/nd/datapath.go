@@ -169,15 +169,22 @@ func splitSGL(dst []nd.SGE, buf []byte, region nd.MemoryRegion, n int) []nd.SGE 
 // in flight towards the endpoint or that ignore the bytes; made by
 // newReceiveSlots, each slot has a buffer of its own.
 type receiveRing struct {
-	ep      nd.Endpoint
+	ep      receiver
 	sgls    [][]nd.SGE // each slot's scatter/gather list
 	results []nd.Result
 	head    int // the slot whose completion comes next
 	owed    int // Receives taken and not yet reposted (take)
 }
 
+// receiver is what Receives are posted to: an endpoint, or the shared
+// receive queue of one endpoint (so that they still complete in post
+// order).
+type receiver interface {
+	Receive(res *nd.Result, sgl []nd.SGE) error
+}
+
 // newReceiveRing posts depth Receives into sgl on ep.
-func newReceiveRing(ep nd.Endpoint, sgl []nd.SGE, depth int) (*receiveRing, error) {
+func newReceiveRing(ep receiver, sgl []nd.SGE, depth int) (*receiveRing, error) {
 	sgls := make([][]nd.SGE, depth)
 	for i := range sgls {
 		sgls[i] = sgl
@@ -187,7 +194,7 @@ func newReceiveRing(ep nd.Endpoint, sgl []nd.SGE, depth int) (*receiveRing, erro
 
 // newReceiveSlots posts depth Receives on ep, each into its own part of buf
 // (in region), of len(buf)/depth bytes.
-func newReceiveSlots(ep nd.Endpoint, buf []byte, region nd.MemoryRegion, depth int) (*receiveRing, error) {
+func newReceiveSlots(ep receiver, buf []byte, region nd.MemoryRegion, depth int) (*receiveRing, error) {
 	sgls := make([][]nd.SGE, depth)
 	size := len(buf) / depth
 	for i := range sgls {
@@ -197,7 +204,7 @@ func newReceiveSlots(ep nd.Endpoint, buf []byte, region nd.MemoryRegion, depth i
 }
 
 // postReceives posts a Receive into each of sgls.
-func postReceives(ep nd.Endpoint, sgls [][]nd.SGE) (*receiveRing, error) {
+func postReceives(ep receiver, sgls [][]nd.SGE) (*receiveRing, error) {
 	r := &receiveRing{ep: ep, sgls: sgls, results: make([]nd.Result, len(sgls))}
 	for i := range r.results {
 		if err := ep.Receive(&r.results[i], sgls[i]); err != nil {

@@ -97,6 +97,7 @@ func printAdapterInfo(w io.Writer, ai nd.AdapterInfo) {
 		{"MaxInlineData", ai.MaxInlineData},
 		{"MaxInboundReadLimit", ai.MaxInboundReadLimit},
 		{"MaxOutboundReadLimit", ai.MaxOutboundReadLimit},
+		{"MaxSharedReceiveQueueDepth", ai.MaxSharedReceiveQueueDepth}, // ND v2's; 0: none
 		{"MaxCqEntries", ai.MaxCQEntries},
 		{"MaxRegistrationSize", ai.MaxRegistrationSize},
 		{"MaxWindowSize", ai.MaxWindowSize},

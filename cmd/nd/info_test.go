@@ -29,6 +29,7 @@ func TestInfo(t *testing.T) {
 		fmt.Sprintf("MaxInlineData: %d\n", loop.Info.MaxInlineData),
 		fmt.Sprintf("MaxInboundReadLimit: %d\n", loop.Info.MaxInboundReadLimit),
 		fmt.Sprintf("MaxOutboundReadLimit: %d\n", loop.Info.MaxOutboundReadLimit),
+		fmt.Sprintf("MaxSharedReceiveQueueDepth: %d\n", loop.Info.MaxSharedReceiveQueueDepth),
 		fmt.Sprintf("MaxCqEntries: %d\n", loop.Info.MaxCQEntries),
 		fmt.Sprintf("MaxRegistrationSize: %d\n", loop.Info.MaxRegistrationSize),
 		fmt.Sprintf("MaxWindowSize: %d\n", loop.Info.MaxWindowSize),

@@ -100,6 +100,7 @@ type perfConfig struct {
 	cqMod      int  // -Q: send_lat's Sends complete silently but every cqMod-th
 	outReads   int  // -o: with -R, the RDMA Reads in flight (0: the adapter's most)
 	gbits      bool // --report_gbits
+	useSRQ     bool // --use_srq: send tests post their Receives to a shared receive queue
 	blocking   bool // -b
 	heap       bool // --heap: windows in Go heap memory, also over shm
 	json       bool
@@ -183,6 +184,7 @@ func (c *perfConfig) define(fs *flag.FlagSet) {
 	both("o", "outs", 0, &c.outReads, "with -R, read_bw and read_lat: the RDMA Reads in flight, as perftest's -o (default: the adapter's most)")
 	both("R", "rdma_cm", nil, &c.rdmaCM, "speak perftest 6.06's -R (rdma_cm) protocol, against perftest's ib_* -R of the same test")
 	fs.BoolVar(&c.gbits, "report_gbits", false, "report bandwidth in Gb/sec instead of MB/sec")
+	fs.BoolVar(&c.useSRQ, "use_srq", false, "send tests: each side posts its Receives to a shared receive queue (one per connection) instead of its endpoint, as perftest's --use_srq")
 	fs.BoolVar(&c.blocking, "b", false, "block in CompletionQueue.Notify for completions instead of polling")
 	fs.BoolVar(&c.heap, "heap", false, "with -provider shm: put the windows in Go heap memory (reached with process_vm_readv/writev) instead of shm.AllocateMemory (reached with a copy through a shared mapping)")
 	fs.BoolVar(&c.json, "json", false, "print one JSON document (test, provider, parameters, a row per size) instead of the table")
@@ -346,6 +348,10 @@ func (c *perfConfig) parse(fs *flag.FlagSet, args []string) error {
 		return usagef("-Q %d: every 1st to %dth Send", c.cqMod, perfMaxCQMod)
 	case c.server && (c.json || c.plot != ""):
 		return usagef("--json and --plot are client flags: the client reports")
+	case c.useSRQ && c.test.op != opSend:
+		return usagef("--use_srq applies to the send tests")
+	case c.useSRQ && c.rdmaCM:
+		return usagef("--use_srq applies without -R")
 	}
 	return nil
 }

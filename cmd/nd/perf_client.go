@@ -104,7 +104,7 @@ func (c *perfConfig) clientLimits(a nd.Adapter, ai nd.AdapterInfo, maxSize int) 
 // endpoint of limits attached to q, to the server at remote, for messages
 // of up to maxSize bytes. exchange completes the set-up.
 func (c *perfConfig) dialConn(ctx context.Context, a nd.Adapter, q *perfCQ, limits nd.EndpointLimits, remote netip.AddrPort, qp, maxSize int) (_ *perfConn, err error) {
-	s, err := newSessionOn(a, nil, q.cq, limits)
+	s, err := newSessionSRQ(a, nil, q.cq, limits, c.useSRQ)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +137,7 @@ func (c *perfConfig) dialConn(ctx context.Context, a nd.Adapter, q *perfCQ, limi
 		credits = int(binary.BigEndian.Uint32(b[welcomeSize:]))
 		return nil
 	}
-	h := perfHello{test: c.test, qp: qp, qps: c.qps, txDepth: c.txDepth, maxSize: maxSize}
+	h := perfHello{test: c.test, qp: qp, qps: c.qps, txDepth: c.txDepth, maxSize: maxSize, useSRQ: c.useSRQ}
 	if err := s.dial(ctx, remote, h.wire(), checkWelcome); err != nil {
 		return nil, err
 	}
@@ -170,7 +170,7 @@ func (pc *perfConn) setUp(ctx context.Context, a nd.Adapter, maxSize, iters int,
 		return err
 	}
 	pc.q.own(pc, &pc.ctrlRes, &pc.silentRes, &pc.bindRes)
-	if pc.replies, err = newReceiveSlots(pc.s.ep, replyBuf, pc.replyMR, perfReplySlots); err != nil {
+	if pc.replies, err = newReceiveSlots(pc.s.receiver(), replyBuf, pc.replyMR, perfReplySlots); err != nil {
 		return err
 	}
 	pc.q.ownAll(pc, pc.replies.results)

@@ -27,6 +27,7 @@ type perfParams struct {
 	QPs         int    `json:"qps"`
 	TxDepth     int    `json:"tx_depth"`
 	ReportGbits bool   `json:"report_gbits"`
+	UseSRQ      bool   `json:"use_srq"`
 	Blocking    bool   `json:"blocking"`
 	CRC         bool   `json:"crc"`
 	MaxInline   int    `json:"max_inline"`
@@ -63,7 +64,7 @@ func (c *perfConfig) newReport(local netip.Addr, remote netip.AddrPort, pc *perf
 		Parameters: perfParams{
 			Client: local.String(), Server: remote.String(), Sizes: c.sizes(), All: c.all,
 			Iterations: c.iters, DurationSec: c.duration, QPs: c.qps, TxDepth: len(pc.ops.results),
-			ReportGbits: c.gbits, Blocking: c.blocking, CRC: c.provider.crc, MaxInline: pc.inline,
+			ReportGbits: c.gbits, UseSRQ: c.useSRQ, Blocking: c.blocking, CRC: c.provider.crc, MaxInline: pc.inline,
 		},
 		Units: map[string]string{"bytes": "B"},
 	}

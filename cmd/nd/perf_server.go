@@ -199,7 +199,7 @@ func (c *perfConfig) newServed(ctx context.Context, a nd.Adapter, srv *perfServe
 		recvSize = max(h.maxSize, perfMsgSize)
 	}
 	depth := limits.InboundEntries
-	s, err := newSessionOn(a, conn, srv.q.cq, limits)
+	s, err := newSessionSRQ(a, conn, srv.q.cq, limits, h.useSRQ)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +247,7 @@ func (c *perfConfig) newServed(ctx context.Context, a nd.Adapter, srv *perfServe
 	// The bytes of the client's messages are not looked at, but for the
 	// control messages, which arrive while nothing else is in flight: every
 	// Receive lands in the same buffer.
-	if sv.recv, err = newReceiveRing(s.ep, []nd.SGE{{Buffer: recvBuf, Region: sv.recvMR}}, depth); err != nil {
+	if sv.recv, err = newReceiveRing(s.receiver(), []nd.SGE{{Buffer: recvBuf, Region: sv.recvMR}}, depth); err != nil {
 		return nil, err
 	}
 	srv.q.ownAll(sv, sv.recv.results)

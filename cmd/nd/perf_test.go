@@ -130,6 +130,25 @@ func TestPerfTests(t *testing.T) {
 	}
 }
 
+// TestPerfSRQ runs the send tests with --use_srq (each side's Receives on
+// a shared receive queue) over every provider, several connections for
+// send_bw, and checks that --json reports it.
+func TestPerfSRQ(t *testing.T) {
+	for _, provider := range []string{"loop", "tcp", "shm"} {
+		t.Run(provider, func(t *testing.T) {
+			skipUnsupported(t, provider)
+			out := runPerf(t, "send_bw", "--provider", provider, "--in-process", "--use_srq", "-s", "300", "-n", "40", "-q", "2", "-t", "8")
+			checkPerfTable(t, "send_bw", out, []int{300}, 80)
+			out = runPerf(t, "send_lat", "--provider", provider, "--in-process", "--use_srq", "-s", "64", "-n", "40", "-Q", "3")
+			checkPerfTable(t, "send_lat", out, []int{64}, 40)
+			out = runPerf(t, "send_lat", "--provider", provider, "--in-process", "--use_srq", "-s", "8", "-n", "20", "--json")
+			if !strings.Contains(out, `"use_srq": true`) {
+				t.Errorf("--json does not report use_srq:\n%s", out)
+			}
+		})
+	}
+}
+
 // TestPerfCQMod runs send_lat with every Send's completion asked for (-Q
 // 1) and with every 7th's (-Q 7: silent Sends between signaled ones, and a
 // step that ends with silent Sends), over every provider.
@@ -350,6 +369,8 @@ func TestPerfUsage(t *testing.T) {
 		{[]string{"perf", "read_bw", "1.2.3.4", "5.6.7.8"}, "too many arguments"},
 		{[]string{"perf", "read_bw", "-p", "1", "127.0.0.1:2"}, "disagree"},
 		{[]string{"perf", "send_bw", "--server", "--json"}, "--json and --plot are client flags"},
+		{[]string{"perf", "write_bw", "--use_srq"}, "--use_srq applies to the send tests"},
+		{[]string{"perf", "send_bw", "--use_srq", "-R"}, "--use_srq applies without -R"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			code, _, stderr := runNd(t, tt.args...)
@@ -450,6 +471,11 @@ func TestPerfWire(t *testing.T) {
 	got, err := parsePerfHello(h.wire())
 	if err != nil || got.test != h.test || got.qp != 3 || got.qps != 4 || got.txDepth != 1<<16 || got.maxSize != 1<<23 {
 		t.Errorf("hello round trip: %+v, %v", got, err)
+	}
+	h.useSRQ = true
+	got, err = parsePerfHello(h.wire())
+	if err != nil || !got.useSRQ || got.txDepth != 1<<16 || got.qps != 4 {
+		t.Errorf("hello round trip with useSRQ: %+v, %v", got, err)
 	}
 	if _, err := parsePerfHello(pingGreeting.hello(hello{maxSize: 1})); err == nil {
 		t.Error("nd perf took an nd ping hello")

@@ -24,8 +24,13 @@ type perfHello struct {
 	qp, qps  int // this connection's index, and the number of connections
 	txDepth  int
 	maxSize  int
+	useSRQ   bool   // --use_srq: the server posts its Receives to a shared receive queue
 	testCode uint64 // the test's index in perfTests plus 1
 }
+
+// perfHelloSRQ is the bit of the hello's argument that carries useSRQ,
+// above the tx depth's 17 bits.
+const perfHelloSRQ = 1 << 62
 
 // wire returns the hello's private data.
 func (h perfHello) wire() []byte {
@@ -36,6 +41,9 @@ func (h perfHello) wire() []byte {
 		}
 	}
 	arg := code | uint64(h.qp)<<8 | uint64(h.qps)<<24 | uint64(h.txDepth)<<40
+	if h.useSRQ {
+		arg |= perfHelloSRQ
+	}
 	return perfGreeting.hello(hello{maxSize: h.maxSize, arg: arg})
 }
 
@@ -49,8 +57,9 @@ func parsePerfHello(b []byte) (perfHello, error) {
 		testCode: h.arg & 0xff,
 		qp:       int(h.arg >> 8 & 0xffff),
 		qps:      int(h.arg >> 24 & 0xffff),
-		txDepth:  int(h.arg >> 40),
+		txDepth:  int(h.arg >> 40 & (perfHelloSRQ>>40 - 1)),
 		maxSize:  h.maxSize,
+		useSRQ:   h.arg&perfHelloSRQ != 0,
 	}
 	switch {
 	case ph.testCode < 1 || ph.testCode > uint64(len(perfTests)):

@@ -205,6 +205,9 @@ type session struct {
 	conn     nd.Connector
 	ep       nd.Endpoint
 	sharedCQ bool // cq belongs to the caller of newSessionOn: close leaves it open
+	// srq, when not nil, is the shared receive queue the endpoint takes
+	// its Receives from (nd perf --use_srq).
+	srq nd.SharedReceiveQueue
 }
 
 // newSession creates a completion queue large enough for every request the
@@ -218,7 +221,14 @@ func newSession(a nd.Adapter, conn nd.Connector, limits nd.EndpointLimits) (*ses
 // newSessionOn is newSession with the endpoint's completions going to cq,
 // which the caller sizes for every endpoint it attaches and closes after
 // their sessions; nil makes the session's own, as newSession.
-func newSessionOn(a nd.Adapter, conn nd.Connector, cq nd.CompletionQueue, limits nd.EndpointLimits) (_ *session, err error) {
+func newSessionOn(a nd.Adapter, conn nd.Connector, cq nd.CompletionQueue, limits nd.EndpointLimits) (*session, error) {
+	return newSessionSRQ(a, conn, cq, limits, false)
+}
+
+// newSessionSRQ is newSessionOn, with the endpoint on a shared receive
+// queue of its own when useSRQ is set: of the inbound limits, its flushed
+// Receives completing on the session's completion queue.
+func newSessionSRQ(a nd.Adapter, conn nd.Connector, cq nd.CompletionQueue, limits nd.EndpointLimits, useSRQ bool) (_ *session, err error) {
 	s := &session{adapter: a, cq: cq, sharedCQ: cq != nil}
 	defer func() {
 		if err != nil {
@@ -237,11 +247,28 @@ func newSessionOn(a nd.Adapter, conn nd.Connector, cq nd.CompletionQueue, limits
 			return nil, fmt.Errorf("CreateCompletionQueue(%d): %w", entries, err)
 		}
 	}
-	if s.ep, err = conn.CreateEndpoint(s.cq, s.cq, limits); err != nil {
+	if useSRQ {
+		srqLimits := nd.SharedReceiveQueueLimits{Entries: limits.InboundEntries, SGE: limits.InboundSGE}
+		if s.srq, err = nd.CreateSharedReceiveQueue(a, s.cq, srqLimits); err != nil {
+			return nil, fmt.Errorf("CreateSharedReceiveQueue %+v: %w", srqLimits, err)
+		}
+		if s.ep, err = nd.CreateEndpointWithSRQ(conn, s.cq, s.cq, s.srq, limits); err != nil {
+			return nil, fmt.Errorf("CreateEndpointWithSRQ %+v: %w", limits, err)
+		}
+	} else if s.ep, err = conn.CreateEndpoint(s.cq, s.cq, limits); err != nil {
 		return nil, fmt.Errorf("CreateEndpoint %+v: %w", limits, err)
 	}
 	s.conn = conn
 	return s, nil
+}
+
+// receiver is where the session's Receives are posted: its shared receive
+// queue if it has one, else its endpoint.
+func (s *session) receiver() receiver {
+	if s.srq != nil {
+		return s.srq
+	}
+	return s.ep
 }
 
 // close releases the endpoint, the connector and the completion queue (a
@@ -252,6 +279,9 @@ func (s *session) close() {
 	}
 	if s.conn != nil {
 		s.conn.Close()
+	}
+	if s.srq != nil {
+		s.srq.Close()
 	}
 	if s.cq != nil && !s.sharedCQ {
 		s.cq.Close()

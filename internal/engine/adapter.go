@@ -22,6 +22,7 @@ type Adapter struct {
 
 	mu         sync.Mutex
 	cqs        map[*CQ]struct{}
+	srqs       map[*SRQ]struct{}
 	connectors map[*Connector]struct{}
 	listeners  map[*Listener]struct{}
 }
@@ -36,6 +37,7 @@ func NewAdapter(addr netip.Addr, info nd.AdapterInfo, t Transport) *Adapter {
 		addr: addr, info: info, transport: t, progress: progress,
 		windowTable: windowTable{windows: make(map[uint32]*Window)},
 		cqs:         make(map[*CQ]struct{}),
+		srqs:        make(map[*SRQ]struct{}),
 		connectors:  make(map[*Connector]struct{}),
 		listeners:   make(map[*Listener]struct{}),
 	}
@@ -165,7 +167,8 @@ func (a *Adapter) Listen(backlog, protocol int, port uint16) (nd.Listener, error
 
 // Close implements nd.Adapter: listeners first (no new requests), then
 // connectors, which close their endpoints (their requests complete
-// ErrCanceled into the queues), then the queues.
+// ErrCanceled into the queues), then the shared receive queues (their
+// Receives complete ErrCanceled), then the completion queues.
 func (a *Adapter) Close() error {
 	if a.closed.Swap(true) {
 		return nil
@@ -183,12 +186,19 @@ func (a *Adapter) Close() error {
 	for q := range a.cqs {
 		qs = append(qs, q)
 	}
+	var ss []*SRQ
+	for s := range a.srqs {
+		ss = append(ss, s)
+	}
 	a.mu.Unlock()
 	for _, l := range ls {
 		l.Close()
 	}
 	for _, c := range cs {
 		c.Close()
+	}
+	for _, s := range ss {
+		s.Close()
 	}
 	for _, q := range qs {
 		q.Close()

@@ -94,6 +94,25 @@ func (c *Connector) waitLocked(ctx context.Context, op string, done func() bool)
 
 // CreateEndpoint implements nd.Connector.
 func (c *Connector) CreateEndpoint(inbound, outbound nd.CompletionQueue, limits nd.EndpointLimits) (nd.Endpoint, error) {
+	return c.createEndpoint(inbound, outbound, nil, limits)
+}
+
+// CreateEndpointWithSRQ implements nd.SharedReceiveQueueConnector.
+func (c *Connector) CreateEndpointWithSRQ(inbound, outbound nd.CompletionQueue, srq nd.SharedReceiveQueue, limits nd.EndpointLimits) (nd.Endpoint, error) {
+	if st := c.closedStatus(); st != nd.Success {
+		return nil, st
+	}
+	s, ok := srq.(*SRQ)
+	if !ok || s == nil || s.a != c.a {
+		return nil, nd.ErrInvalidParameter3
+	}
+	// The queue's limits stand for the inbound ones.
+	limits.InboundEntries, limits.InboundSGE = 1, 0
+	return c.createEndpoint(inbound, outbound, s, limits)
+}
+
+// createEndpoint is CreateEndpoint, on srq when it is not nil.
+func (c *Connector) createEndpoint(inbound, outbound nd.CompletionQueue, srq *SRQ, limits nd.EndpointLimits) (nd.Endpoint, error) {
 	a := c.a
 	if st := c.closedStatus(); st != nd.Success {
 		return nil, st
@@ -129,7 +148,7 @@ func (c *Connector) CreateEndpoint(inbound, outbound nd.CompletionQueue, limits 
 	if c.ep != nil {
 		return nil, nd.ErrNotSupported // one endpoint at a time
 	}
-	ep, err := newEndpoint(a, c, in, out, limits)
+	ep, err := newEndpoint(a, c, in, out, srq, limits)
 	if err != nil {
 		return nil, err
 	}

@@ -38,6 +38,7 @@ type CQ struct {
 	waiters                            []*notifyWaiter
 
 	endpoints []*Endpoint // to terminate on overrun
+	srqs      []*SRQ      // shared receive queues that flush into this one, closed with it
 
 	// polled lists the endpoints whose links are Pollers, for GetResults
 	// and Notify, which read it without mu: those links move inbound
@@ -317,7 +318,11 @@ func (q *CQ) Close() error {
 	q.shut.Store(true)
 	q.fireLocked(nd.ErrCanceled)
 	eps := slices.Clone(q.endpoints)
+	srqs := slices.Clone(q.srqs)
 	q.mu.Unlock()
+	for _, s := range srqs {
+		s.Close()
+	}
 	for _, ep := range eps {
 		ep.close(nd.ErrCanceled)
 	}
@@ -335,6 +340,26 @@ func (q *CQ) attach(ep *Endpoint) bool {
 	}
 	q.endpoints = append(q.endpoints, ep)
 	return true
+}
+
+// attachSRQ adds s to the shared receive queues that flush into the queue;
+// it reports false if the queue is closed.
+func (q *CQ) attachSRQ(s *SRQ) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return false
+	}
+	q.srqs = append(q.srqs, s)
+	return true
+}
+
+func (q *CQ) detachSRQ(s *SRQ) {
+	q.mu.Lock()
+	if i := slices.Index(q.srqs, s); i >= 0 {
+		q.srqs = slices.Delete(q.srqs, i, i+1)
+	}
+	q.mu.Unlock()
 }
 
 func (q *CQ) detach(ep *Endpoint) {

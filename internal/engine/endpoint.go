@@ -35,8 +35,12 @@ type Endpoint struct {
 	ird, ord      int // negotiated read limits
 	readsInFlight int
 	sq, rq        workQueue
-	pumping       bool
-	closed        bool // Close (its own, its connector's, a queue's or the adapter's) ran
+	// srq, when not nil, holds the endpoint's Receives instead of rq:
+	// taken .. takenTail lists those its inbound Sends took, in order.
+	srq              *SRQ
+	taken, takenTail *WorkRequest
+	pumping          bool
+	closed           bool // Close (its own, its connector's, a queue's or the adapter's) ran
 
 	// A teardown decided under mu and carried out after unlocking.
 	closePending bool
@@ -58,19 +62,32 @@ var _ nd.Endpoint = (*Endpoint)(nil)
 
 // newEndpoint creates an endpoint that uses the queues in and out; it
 // fails with ErrInvalidParameter1 or 2 if one of them is closed.
-func newEndpoint(a *Adapter, c *Connector, in, out *CQ, limits nd.EndpointLimits) (*Endpoint, error) {
+//
+// With srq not nil the endpoint takes its Receives from srq (it fails with
+// ErrInvalidParameter3 if srq is closed) and has no inbound queue of its
+// own.
+func newEndpoint(a *Adapter, c *Connector, in, out *CQ, srq *SRQ, limits nd.EndpointLimits) (*Endpoint, error) {
 	ep := &Endpoint{
 		a: a, c: c, inCQ: in, outCQ: out, limits: limits, inline: a.info.MaxInlineData,
-		ird: limits.InboundReadLimit, ord: limits.OutboundReadLimit,
+		ird: limits.InboundReadLimit, ord: limits.OutboundReadLimit, srq: srq,
 	}
 	ep.sq.init(limits.OutboundEntries, limits.OutboundSGE, ep.inline)
-	ep.rq.init(limits.InboundEntries, limits.InboundSGE, 0)
+	if srq == nil {
+		ep.rq.init(limits.InboundEntries, limits.InboundSGE, 0)
+	}
 	if !in.attach(ep) {
 		return nil, nd.ErrInvalidParameter1
 	}
 	if out != in && !out.attach(ep) {
 		in.detach(ep)
 		return nil, nd.ErrInvalidParameter2
+	}
+	if srq != nil && !srq.attach(ep) {
+		in.detach(ep)
+		if out != in {
+			out.detach(ep)
+		}
+		return nil, nd.ErrInvalidParameter3
 	}
 	return ep, nil
 }
@@ -84,7 +101,8 @@ func (ep *Endpoint) usable() nd.Status { return ep.a.closedStatus(ep.isClosed())
 // endpoint itself is closed by the cascade), so that a call made after any
 // of those Close calls returned is refused.
 func (ep *Endpoint) isClosed() bool {
-	return ep.dead.Load() || ep.c.shut.Load() || ep.inCQ.shut.Load() || ep.outCQ.shut.Load()
+	return ep.dead.Load() || ep.c.shut.Load() || ep.inCQ.shut.Load() || ep.outCQ.shut.Load() ||
+		(ep.srq != nil && ep.srq.isClosed())
 }
 
 // MaxInlineData implements nd.Endpoint.
@@ -224,12 +242,15 @@ func (ep *Endpoint) fillSGL(wr *WorkRequest, sgl []nd.SGE) {
 
 // owns reports whether e's buffer lies in a live registration of this
 // adapter.
-func (ep *Endpoint) owns(e nd.SGE) bool {
+func (ep *Endpoint) owns(e nd.SGE) bool { return ownedBy(ep.a, e) }
+
+// ownedBy reports whether e's buffer lies in a live registration of a.
+func ownedBy(a *Adapter, e nd.SGE) bool {
 	if e.Region == nil {
 		return len(e.Buffer) == 0
 	}
 	r, ok := e.Region.(*Region)
-	if !ok || r == nil || r.a != ep.a || !r.registered.Load() {
+	if !ok || r == nil || r.a != a || !r.registered.Load() {
 		return false
 	}
 	_, ok = within(r.buf, e.Buffer)
@@ -254,6 +275,9 @@ func (ep *Endpoint) Receive(res *nd.Result, sgl []nd.SGE) error {
 	}
 	if res == nil {
 		return nd.ErrInvalidParameter1
+	}
+	if ep.srq != nil {
+		return nd.ErrInvalidDeviceRequest // its Receives are posted to the shared queue
 	}
 	if len(sgl) > ep.limits.InboundSGE {
 		return nd.ErrDataOverrun
@@ -419,6 +443,9 @@ func (ep *Endpoint) close(st nd.Status) {
 	ep.inCQ.detach(ep)
 	if ep.outCQ != ep.inCQ {
 		ep.outCQ.detach(ep)
+	}
+	if ep.srq != nil {
+		ep.srq.detach(ep)
 	}
 	ep.c.endpointClosed(ep)
 }

@@ -6,8 +6,10 @@ import "github.com/godirect/nd"
 // "Closing objects", states them for users):
 //
 //   - Closing an object closes every object made from it (an adapter: its
-//     listeners, connectors, endpoints and completion queues; a connector:
-//     its endpoint) and every endpoint that uses it (a completion queue).
+//     listeners, connectors, endpoints, shared receive queues and
+//     completion queues; a connector: its endpoint; a completion queue: the
+//     shared receive queues created on it) and every endpoint that uses it
+//     (a completion queue, a shared receive queue).
 //   - Closing an endpoint ends its connection: every request it accepted
 //     and has not completed completes ErrCanceled, into its completion
 //     queues, which keep taking the completions of requests accepted before

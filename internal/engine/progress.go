@@ -125,6 +125,10 @@ func (ep *Endpoint) finishLocked(q *workQueue, wr *WorkRequest, st nd.Status) {
 // retireLocked moves finished requests from the head of q to their
 // completion queue, in post order.
 func (ep *Endpoint) retireLocked(q *workQueue) {
+	if q == &ep.rq && ep.srq != nil {
+		ep.retireSharedLocked()
+		return
+	}
 	cq := ep.outCQ
 	if q == &ep.rq {
 		cq = ep.inCQ
@@ -271,8 +275,9 @@ func (ep *Endpoint) Limits() (ird, ord int) {
 	return ep.ird, ep.ord
 }
 
-// TakeReceive hands the transport the oldest posted Receive for an incoming
-// Send of n bytes (n < 0: length not known yet). If there is none, if it is
+// TakeReceive hands the transport the oldest posted Receive (of the
+// endpoint's shared receive queue, if it uses one) for an incoming Send of
+// n bytes (n < 0: length not known yet). If there is none, if it is
 // smaller than n, or if its memory is no longer registered, the Receive
 // completes with the error (ErrBufferOverflow, ErrAccessViolation), the
 // connection ends, and TakeReceive returns the status for the sender's
@@ -308,12 +313,18 @@ func (ep *Endpoint) takeReceiveLocked(n int) (*WorkRequest, nd.Status) {
 		return nil, nd.ErrCanceled
 	}
 	q := &ep.rq
-	if q.next == q.tail {
+	var wr *WorkRequest
+	if ep.srq != nil {
+		wr = ep.takeSharedLocked()
+	} else if q.next != q.tail {
+		wr = q.slot(q.next)
+		q.next++
+	}
+	if wr == nil {
 		ep.endLocked(nd.ErrRemoteError)
 		ep.closeInbound = ep.closePending
 		return nil, nd.ErrRemoteError
 	}
-	wr := q.slot(q.next)
 	st := nd.Success
 	switch {
 	case wr.preset:
@@ -323,7 +334,6 @@ func (ep *Endpoint) takeReceiveLocked(n int) (*WorkRequest, nd.Status) {
 	case !stillRegistered(wr):
 		st = nd.ErrAccessViolation
 	}
-	q.next++
 	if st != nd.Success {
 		ep.finishLocked(q, wr, st)
 		ep.closeInbound = ep.closePending

@@ -42,8 +42,9 @@ type WorkRequest struct {
 	counted   bool // counted in readsInFlight
 	solicited bool
 	window    *Window
-	sge       []nd.SGE // backing array of SGL
-	inline    []byte   // backing array of inline bytes
+	nextTaken *WorkRequest // a shared Receive's successor in its endpoint's taken list
+	sge       []nd.SGE     // backing array of SGL
+	inline    []byte       // backing array of inline bytes
 }
 
 // workQueue is a fixed ring of work requests: [head, next) are issued and

@@ -51,6 +51,12 @@ const (
 	opSubmitBatch
 	opEndpointClose
 	opWindowClose
+	opCreateSRQ
+	opSRQReceive
+	opSRQNotify
+	opSRQFlush
+	opSRQClose
+	opCreateEndpointWithSRQ
 	opCount
 )
 
@@ -61,45 +67,51 @@ type opKind struct {
 }
 
 var ops = [opCount]opKind{
-	opSync:                 {name: "Sync"},
-	opOpenAdapter:          {name: "OpenAdapter"},
-	opQuery:                {name: "Query"},
-	opCreateCQ:             {name: "CreateCompletionQueue"},
-	opRegister:             {name: "RegisterMemory"},
-	opDeregister:           {name: "DeregisterMemory"},
-	opCreateMW:             {name: "CreateMemoryWindow"},
-	opCreateConnector:      {name: "CreateConnector"},
-	opListen:               {name: "Listen"},
-	opAdapterClose:         {name: "Adapter.Close", blocking: true},
-	opGetResults:           {name: "GetResults"},
-	opNotify:               {name: "Notify", blocking: true, ack: true},
-	opResize:               {name: "Resize"},
-	opCQClose:              {name: "CompletionQueue.Close", blocking: true},
-	opCreateEndpoint:       {name: "CreateEndpoint"},
-	opConnect:              {name: "Connect", blocking: true, ack: true},
-	opCompleteConnect:      {name: "CompleteConnect", blocking: true, ack: true},
-	opAccept:               {name: "Accept", blocking: true, ack: true},
-	opReject:               {name: "Reject"},
-	opGetConnectionData:    {name: "GetConnectionData"},
-	opGetLocalAddress:      {name: "GetLocalAddress"},
-	opGetPeerAddress:       {name: "GetPeerAddress"},
-	opNotifyDisconnect:     {name: "NotifyDisconnect", blocking: true, ack: true},
-	opDisconnect:           {name: "Disconnect", blocking: true, ack: true},
-	opConnectorClose:       {name: "Connector.Close", blocking: true},
-	opGetConnectionRequest: {name: "GetConnectionRequest", blocking: true, ack: true},
-	opListenerClose:        {name: "Listener.Close", blocking: true},
-	opSend:                 {name: "Send"},
-	opSendAndInvalidate:    {name: "SendAndInvalidate"},
-	opReceive:              {name: "Receive"},
-	opBind:                 {name: "Bind"},
-	opInvalidate:           {name: "Invalidate"},
-	opRead:                 {name: "Read"},
-	opWrite:                {name: "Write"},
-	opFlush:                {name: "Flush"},
-	opStartBatch:           {name: "StartRequestBatch"},
-	opSubmitBatch:          {name: "SubmitRequestBatch"},
-	opEndpointClose:        {name: "Endpoint.Close", blocking: true},
-	opWindowClose:          {name: "MemoryWindow.Close"},
+	opSync:                  {name: "Sync"},
+	opOpenAdapter:           {name: "OpenAdapter"},
+	opQuery:                 {name: "Query"},
+	opCreateCQ:              {name: "CreateCompletionQueue"},
+	opRegister:              {name: "RegisterMemory"},
+	opDeregister:            {name: "DeregisterMemory"},
+	opCreateMW:              {name: "CreateMemoryWindow"},
+	opCreateConnector:       {name: "CreateConnector"},
+	opListen:                {name: "Listen"},
+	opAdapterClose:          {name: "Adapter.Close", blocking: true},
+	opGetResults:            {name: "GetResults"},
+	opNotify:                {name: "Notify", blocking: true, ack: true},
+	opResize:                {name: "Resize"},
+	opCQClose:               {name: "CompletionQueue.Close", blocking: true},
+	opCreateEndpoint:        {name: "CreateEndpoint"},
+	opConnect:               {name: "Connect", blocking: true, ack: true},
+	opCompleteConnect:       {name: "CompleteConnect", blocking: true, ack: true},
+	opAccept:                {name: "Accept", blocking: true, ack: true},
+	opReject:                {name: "Reject"},
+	opGetConnectionData:     {name: "GetConnectionData"},
+	opGetLocalAddress:       {name: "GetLocalAddress"},
+	opGetPeerAddress:        {name: "GetPeerAddress"},
+	opNotifyDisconnect:      {name: "NotifyDisconnect", blocking: true, ack: true},
+	opDisconnect:            {name: "Disconnect", blocking: true, ack: true},
+	opConnectorClose:        {name: "Connector.Close", blocking: true},
+	opGetConnectionRequest:  {name: "GetConnectionRequest", blocking: true, ack: true},
+	opListenerClose:         {name: "Listener.Close", blocking: true},
+	opSend:                  {name: "Send"},
+	opSendAndInvalidate:     {name: "SendAndInvalidate"},
+	opReceive:               {name: "Receive"},
+	opBind:                  {name: "Bind"},
+	opInvalidate:            {name: "Invalidate"},
+	opRead:                  {name: "Read"},
+	opWrite:                 {name: "Write"},
+	opFlush:                 {name: "Flush"},
+	opStartBatch:            {name: "StartRequestBatch"},
+	opSubmitBatch:           {name: "SubmitRequestBatch"},
+	opEndpointClose:         {name: "Endpoint.Close", blocking: true},
+	opWindowClose:           {name: "MemoryWindow.Close"},
+	opCreateSRQ:             {name: "CreateSharedReceiveQueue"},
+	opSRQReceive:            {name: "SharedReceiveQueue.Receive"},
+	opSRQNotify:             {name: "SharedReceiveQueue.Notify", blocking: true, ack: true},
+	opSRQFlush:              {name: "SharedReceiveQueue.Flush"},
+	opSRQClose:              {name: "SharedReceiveQueue.Close", blocking: true},
+	opCreateEndpointWithSRQ: {name: "CreateEndpointWithSRQ"},
 }
 
 // do runs request f (op, obj and arguments set) as its kind requires.
@@ -147,7 +159,7 @@ func (a *rAdapter) Query() (nd.AdapterInfo, error) {
 		MaxInlineData: int(r.int(8)), MaxInboundReadLimit: int(r.int(9)), MaxOutboundReadLimit: int(r.int(10)),
 		MaxCQEntries: int(r.int(11)), MaxRegistrationSize: int(r.int(12)), MaxWindowSize: int(r.int(13)),
 		LargeRequestThreshold: int(r.int(14)), MaxCallerData: int(r.int(15)), MaxCalleeData: int(r.int(16)),
-		Flags: nd.AdapterFlags(r.int(17)),
+		Flags: nd.AdapterFlags(r.int(17)), MaxSharedReceiveQueueDepth: int(r.int(18)),
 	}, nil
 }
 
@@ -158,7 +170,7 @@ func infoInts(i nd.AdapterInfo) []int64 {
 		int64(i.MaxInlineData), int64(i.MaxInboundReadLimit), int64(i.MaxOutboundReadLimit),
 		int64(i.MaxCQEntries), int64(i.MaxRegistrationSize), int64(i.MaxWindowSize),
 		int64(i.LargeRequestThreshold), int64(i.MaxCallerData), int64(i.MaxCalleeData),
-		int64(i.Flags)}
+		int64(i.Flags), int64(i.MaxSharedReceiveQueueDepth)}
 }
 
 func (a *rAdapter) CreateCompletionQueue(entries int) (nd.CompletionQueue, error) {
@@ -238,6 +250,60 @@ func (a *rAdapter) Close() error {
 		a.c.dropAdapterLocked(a)
 	})
 	return err
+}
+
+func (a *rAdapter) CreateSharedReceiveQueue(cq nd.CompletionQueue, l nd.SharedReceiveQueueLimits) (nd.SharedReceiveQueue, error) {
+	id := a.c.newID()
+	f := &frame{op: opCreateSRQ, obj: a.id, ints: i64(int(id), int(a.c.cqRef(cq)), l.Entries, l.SGE, l.NotifyThreshold)}
+	if _, err := a.c.do(noCancel, f, nil, nil); err != nil {
+		return nil, err
+	}
+	return &rSRQ{c: a.c, id: id}, nil
+}
+
+// rSRQ is a proxied shared receive queue.
+type rSRQ struct {
+	c  *Client
+	id uint64
+}
+
+var _ nd.SharedReceiveQueue = (*rSRQ)(nil)
+
+func (s *rSRQ) Receive(res *nd.Result, sgl []nd.SGE) error {
+	sges, named := s.c.sgl(sgl)
+	rid := s.c.addResult(res)
+	_, err := s.c.do(noCancel, &frame{op: opSRQReceive, obj: s.id, ints: i64(int(rid)), sges: sges}, named, nil)
+	if err != nil {
+		s.c.dropResult(rid)
+	}
+	return err
+}
+
+func (s *rSRQ) Notify(ctx context.Context) error {
+	_, err := s.c.do(ctx, &frame{op: opSRQNotify, obj: s.id}, nil, nil)
+	return err
+}
+
+func (s *rSRQ) Flush() error {
+	_, err := s.c.do(noCancel, &frame{op: opSRQFlush, obj: s.id}, nil, nil)
+	return err
+}
+
+func (s *rSRQ) Close() error {
+	_, err := s.c.do(noCancel, &frame{op: opSRQClose, obj: s.id}, nil, nil)
+	return err
+}
+
+func (c *Client) srqRef(x nd.SharedReceiveQueue) uint64 {
+	switch v := x.(type) {
+	case nil:
+		return 0
+	case *rSRQ:
+		if v.c == c {
+			return v.id
+		}
+	}
+	return refForeign
 }
 
 // rRegion is a registration of a proxied adapter: buf is the caller's, the
@@ -344,6 +410,18 @@ func (k *rConnector) CreateEndpoint(inbound, outbound nd.CompletionQueue, l nd.E
 	f := &frame{op: opCreateEndpoint, obj: k.id, ints: []int64{int64(id), int64(k.c.cqRef(inbound)), int64(k.c.cqRef(outbound)),
 		int64(l.InboundEntries), int64(l.OutboundEntries), int64(l.InboundSGE), int64(l.OutboundSGE),
 		int64(l.InboundReadLimit), int64(l.OutboundReadLimit)}}
+	r, err := k.c.do(noCancel, f, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &rEndpoint{c: k.c, id: id, inline: int(r.int(0))}, nil
+}
+
+func (k *rConnector) CreateEndpointWithSRQ(inbound, outbound nd.CompletionQueue, srq nd.SharedReceiveQueue, l nd.EndpointLimits) (nd.Endpoint, error) {
+	id := k.c.newID()
+	f := &frame{op: opCreateEndpointWithSRQ, obj: k.id, ints: []int64{int64(id), int64(k.c.cqRef(inbound)), int64(k.c.cqRef(outbound)),
+		int64(l.InboundEntries), int64(l.OutboundEntries), int64(l.InboundSGE), int64(l.OutboundSGE),
+		int64(l.InboundReadLimit), int64(l.OutboundReadLimit), int64(k.c.srqRef(srq))}}
 	r, err := k.c.do(noCancel, f, nil, nil)
 	if err != nil {
 		return nil, err

@@ -143,6 +143,7 @@ type (
 	foreignEndpoint  struct{ nd.Endpoint }
 	foreignConnector struct{ nd.Connector }
 	foreignWindow    struct{ nd.MemoryWindow }
+	foreignSRQ       struct{ nd.SharedReceiveQueue }
 	foreignRegion    struct{ buf []byte }
 )
 
@@ -267,6 +268,19 @@ func (s *server) cq(ref uint64) nd.CompletionQueue {
 		return q
 	}
 	return foreignCQ{}
+}
+
+func (s *server) srq(ref uint64) nd.SharedReceiveQueue {
+	switch ref {
+	case 0:
+		return nil
+	case refForeign:
+		return foreignSRQ{}
+	}
+	if q, ok := s.get(ref).(nd.SharedReceiveQueue); ok {
+		return q
+	}
+	return foreignSRQ{}
 }
 
 func (s *server) endpoint(ref uint64) nd.Endpoint {
@@ -431,6 +445,18 @@ func (s *server) exec(ctx context.Context, f *frame, r *frame) error {
 		}
 	case nd.Endpoint:
 		return s.execEndpoint(f, r, o)
+	case nd.SharedReceiveQueue:
+		switch f.op {
+		case opSRQReceive:
+			res := s.newResult(uint64(f.int(0)))
+			return s.posted(res, o.Receive(res, s.sgl(f.sges)))
+		case opSRQNotify:
+			return o.Notify(ctx)
+		case opSRQFlush:
+			return o.Flush()
+		case opSRQClose:
+			return o.Close()
+		}
 	case *sWindow:
 		if f.op == opWindowClose {
 			err := o.mw.Close()
@@ -443,7 +469,7 @@ func (s *server) exec(ctx context.Context, f *frame, r *frame) error {
 		// which is idempotent, DeregisterMemory, cleanup that succeeds,
 		// and GetResults, which finds nothing.
 		switch f.op {
-		case opAdapterClose, opCQClose, opConnectorClose, opListenerClose, opEndpointClose, opWindowClose, opDeregister, opGetResults, opStartBatch, opSubmitBatch:
+		case opAdapterClose, opCQClose, opConnectorClose, opListenerClose, opEndpointClose, opWindowClose, opSRQClose, opDeregister, opGetResults, opStartBatch, opSubmitBatch:
 			return nil
 		}
 		return errUnknown
@@ -517,6 +543,13 @@ func (s *server) execAdapter(ctx context.Context, f *frame, r *frame, a nd.Adapt
 			r.ints = []int64{int64(l.Port())}
 		}
 		return err
+	case opCreateSRQ:
+		l := nd.SharedReceiveQueueLimits{Entries: int(f.int(2)), SGE: int(f.int(3)), NotifyThreshold: int(f.int(4))}
+		q, err := nd.CreateSharedReceiveQueue(a, s.cq(uint64(f.int(1))), l)
+		if err == nil {
+			s.put(uint64(f.int(0)), f.obj, q)
+		}
+		return err
 	case opAdapterClose:
 		err := a.Close()
 		s.dropAdapter(f.obj)
@@ -557,13 +590,19 @@ func (s *server) dropAdapter(id uint64) {
 
 func (s *server) execConnector(ctx context.Context, f *frame, r *frame, c nd.Connector) error {
 	switch f.op {
-	case opCreateEndpoint:
+	case opCreateEndpoint, opCreateEndpointWithSRQ:
 		l := nd.EndpointLimits{
 			InboundEntries: int(f.int(3)), OutboundEntries: int(f.int(4)),
 			InboundSGE: int(f.int(5)), OutboundSGE: int(f.int(6)),
 			InboundReadLimit: int(f.int(7)), OutboundReadLimit: int(f.int(8)),
 		}
-		ep, err := c.CreateEndpoint(s.cq(uint64(f.int(1))), s.cq(uint64(f.int(2))), l)
+		var ep nd.Endpoint
+		var err error
+		if f.op == opCreateEndpointWithSRQ {
+			ep, err = nd.CreateEndpointWithSRQ(c, s.cq(uint64(f.int(1))), s.cq(uint64(f.int(2))), s.srq(uint64(f.int(9))), l)
+		} else {
+			ep, err = c.CreateEndpoint(s.cq(uint64(f.int(1))), s.cq(uint64(f.int(2))), l)
+		}
 		if err == nil {
 			s.mu.Lock()
 			owner := s.owner[f.obj]

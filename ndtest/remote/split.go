@@ -92,6 +92,48 @@ func (a *lAdapter) Query() (info nd.AdapterInfo, err error) {
 	return
 }
 
+func (a *lAdapter) CreateSharedReceiveQueue(cq nd.CompletionQueue, limits nd.SharedReceiveQueueLimits) (nd.SharedReceiveQueue, error) {
+	var q nd.SharedReceiveQueue
+	var err error
+	a.c.around(func() { q, err = nd.CreateSharedReceiveQueue(a.a, unwrapCQ(cq), limits) })
+	if err != nil {
+		return nil, err
+	}
+	return &lSRQ{c: a.c, q: q}, nil
+}
+
+type lSRQ struct {
+	c *Client
+	q nd.SharedReceiveQueue
+}
+
+func (q *lSRQ) Receive(res *nd.Result, sgl []nd.SGE) (err error) {
+	q.c.around(func() { err = q.q.Receive(res, sgl) })
+	return
+}
+
+func (q *lSRQ) Notify(ctx context.Context) (err error) {
+	q.c.around(func() { err = q.q.Notify(ctx) })
+	return
+}
+
+func (q *lSRQ) Flush() (err error) {
+	q.c.around(func() { err = q.q.Flush() })
+	return
+}
+
+func (q *lSRQ) Close() (err error) {
+	q.c.around(func() { err = q.q.Close() })
+	return
+}
+
+func unwrapSRQ(x nd.SharedReceiveQueue) nd.SharedReceiveQueue {
+	if w, ok := x.(*lSRQ); ok {
+		return w.q
+	}
+	return x
+}
+
 func (a *lAdapter) CreateCompletionQueue(entries int) (nd.CompletionQueue, error) {
 	var q nd.CompletionQueue
 	var err error
@@ -181,6 +223,18 @@ func (k *lConnector) CreateEndpoint(inbound, outbound nd.CompletionQueue, limits
 	var ep nd.Endpoint
 	var err error
 	k.c.around(func() { ep, err = k.k.CreateEndpoint(unwrapCQ(inbound), unwrapCQ(outbound), limits) })
+	if err != nil {
+		return nil, err
+	}
+	return &lEndpoint{c: k.c, e: ep}, nil
+}
+
+func (k *lConnector) CreateEndpointWithSRQ(inbound, outbound nd.CompletionQueue, srq nd.SharedReceiveQueue, limits nd.EndpointLimits) (nd.Endpoint, error) {
+	var ep nd.Endpoint
+	var err error
+	k.c.around(func() {
+		ep, err = nd.CreateEndpointWithSRQ(k.k, unwrapCQ(inbound), unwrapCQ(outbound), unwrapSRQ(srq), limits)
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -52,6 +52,9 @@ var Info = nd.AdapterInfo{
 	MaxCalleeData:         504,
 	Flags: nd.AdapterInOrderDMA | nd.AdapterCQResize | nd.AdapterLoopbackConnections |
 		nd.AdapterMultiEngine,
+
+	// Shared receive queues live in the engine, as endpoints' queues do.
+	MaxSharedReceiveQueueDepth: 1 << 16,
 }
 
 // Provider is an in-process network of adapters. It is safe for concurrent

@@ -111,6 +111,9 @@ var Info = nd.AdapterInfo{
 	MaxCalleeData:         maxPrivateData,
 	Flags: nd.AdapterInOrderDMA | nd.AdapterCQResize | nd.AdapterLoopbackConnections |
 		nd.AdapterMultiEngine,
+
+	// Shared receive queues live in the engine, as endpoints' queues do.
+	MaxSharedReceiveQueueDepth: 1 << 16,
 }
 
 // Provider serves ND addresses of this host over shared memory. It is safe

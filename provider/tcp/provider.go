@@ -113,6 +113,9 @@ var Info = nd.AdapterInfo{
 	MaxCallerData:         maxPrivateData,
 	MaxCalleeData:         maxPrivateData,
 	Flags:                 nd.AdapterInOrderDMA | nd.AdapterCQResize | nd.AdapterLoopbackConnections | nd.AdapterMultiEngine,
+
+	// Shared receive queues live in the engine, as endpoints' queues do.
+	MaxSharedReceiveQueueDepth: 1 << 16,
 }
 
 // Provider serves the host's IP addresses over TCP. It is safe for
