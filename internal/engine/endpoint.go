@@ -279,15 +279,9 @@ func (ep *Endpoint) Receive(res *nd.Result, sgl []nd.SGE) error {
 	if ep.srq != nil {
 		return nd.ErrInvalidDeviceRequest // its Receives are posted to the shared queue
 	}
-	if len(sgl) > ep.limits.InboundSGE {
-		return nd.ErrDataOverrun
-	}
-	total := 0
-	for i := range sgl {
-		total += len(sgl[i].Buffer)
-	}
-	if total > ep.a.info.MaxInboundLength {
-		return nd.ErrBufferOverflow
+	total, st := receiveLength(ep.a, sgl, ep.limits.InboundSGE)
+	if st != nd.Success {
+		return st
 	}
 	ep.mu.Lock()
 	if err := ep.admitLocked(&ep.rq); err != nil {
@@ -296,13 +290,7 @@ func (ep *Endpoint) Receive(res *nd.Result, sgl []nd.SGE) error {
 	}
 	wr := ep.rq.reserve(OpReceive, res, 0)
 	wr.Length = total
-	for i := range sgl {
-		if !ep.owns(sgl[i]) {
-			wr.status, wr.preset = nd.ErrAccessViolation, true
-		}
-		wr.sge = append(wr.sge, sgl[i])
-	}
-	wr.SGL = wr.sge
+	wr.setReceiveSGL(ep.a, sgl)
 	if ep.state == epEnded {
 		ep.finishLocked(&ep.rq, wr, nd.ErrCanceled)
 	}

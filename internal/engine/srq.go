@@ -106,15 +106,9 @@ func (s *SRQ) Receive(res *nd.Result, sgl []nd.SGE) error {
 	if res == nil {
 		return nd.ErrInvalidParameter1
 	}
-	if len(sgl) > s.limits.SGE {
-		return nd.ErrDataOverrun
-	}
-	total := 0
-	for i := range sgl {
-		total += len(sgl[i].Buffer)
-	}
-	if total > s.a.info.MaxInboundLength {
-		return nd.ErrBufferOverflow
+	total, st := receiveLength(s.a, sgl, s.limits.SGE)
+	if st != nd.Success {
+		return st
 	}
 	s.mu.Lock()
 	if st := s.a.closedStatus(s.closed || s.isClosed()); st != nd.Success {
@@ -130,13 +124,7 @@ func (s *SRQ) Receive(res *nd.Result, sgl []nd.SGE) error {
 	sge := wr.sge[:0]
 	*wr = WorkRequest{Op: OpReceive, Seq: s.seq, result: res, sge: sge, Length: total}
 	s.seq++
-	for i := range sgl {
-		if !ownedBy(s.a, sgl[i]) {
-			wr.status, wr.preset = nd.ErrAccessViolation, true
-		}
-		wr.sge = append(wr.sge, sgl[i])
-	}
-	wr.SGL = wr.sge
+	wr.setReceiveSGL(s.a, sgl)
 	s.outstanding.Add(1)
 	s.posted[(s.head+s.n)%len(s.posted)] = wr
 	s.n++
