@@ -111,13 +111,7 @@ func (p *progress) poll() bool {
 		runtime.Gosched()
 	}
 	if d := p.direct.Load(); d != nil {
-		moved := false
-		for _, l := range *d {
-			if l.pollRx(true) {
-				moved = true
-			}
-		}
-		return moved
+		return pollDirect(*d, true)
 	}
 	if !p.mu.TryLock() {
 		return false // another poller moves the bytes
@@ -169,18 +163,24 @@ func (p *progress) nudge() {
 	p.wakeMu.Unlock()
 }
 
+// pollDirect is a pass in direct mode: every link is read (pollRx); it
+// reports whether any had records.
+func pollDirect(links []*link, app bool) bool {
+	moved := false
+	for _, l := range links {
+		if l.pollRx(app) {
+			moved = true
+		}
+	}
+	return moved
+}
+
 // serveLocked is one pass of the set: the links whose doorbell rang
 // (ready) turn hot, and every hot link is served; in direct mode every
 // link is. app: an application poll (quiet Acks may wait). mu held.
 func (p *progress) serveLocked(app bool, ready []unix.EpollEvent) bool {
 	if d := p.direct.Load(); d != nil {
-		moved := false
-		for _, l := range *d {
-			if l.pollRx(app) {
-				moved = true
-			}
-		}
-		return moved
+		return pollDirect(*d, app)
 	}
 	for i := range ready {
 		slot, gen := ready[i].Fd, uint32(ready[i].Pad)
