@@ -40,15 +40,9 @@ func NewRawDoorbell() (*Doorbell, error) {
 // (one received from a peer is checked); the Doorbell owns fd from then on,
 // also when it returns an error (fd is then closed).
 func RawDoorbellFromFD(fd int) (*Doorbell, error) {
-	if !IsEventfd(fd) {
-		unix.Close(fd)
-		return nil, ErrNotEventfd
-	}
-	if err := unix.SetNonblock(fd, true); err != nil {
-		unix.Close(fd)
+	if err := adoptEventfd(fd); err != nil {
 		return nil, err
 	}
-	unix.CloseOnExec(fd)
 	d := &Doorbell{fd: fd}
 	binary.NativeEndian.PutUint64(d.one[:], 1)
 	return d, nil
@@ -67,15 +61,9 @@ func NewDoorbell() (*Doorbell, error) {
 // received from a peer is checked); the Doorbell owns fd from then on,
 // also when it returns an error (fd is then closed).
 func DoorbellFromFD(fd int) (*Doorbell, error) {
-	if !IsEventfd(fd) {
-		unix.Close(fd)
-		return nil, ErrNotEventfd
-	}
-	if err := unix.SetNonblock(fd, true); err != nil {
-		unix.Close(fd)
+	if err := adoptEventfd(fd); err != nil {
 		return nil, err
 	}
-	unix.CloseOnExec(fd)
 	d := &Doorbell{f: os.NewFile(uintptr(fd), "eventfd")}
 	binary.NativeEndian.PutUint64(d.one[:], 1)
 	return d, nil
@@ -160,4 +148,19 @@ func (d *Doorbell) Close() error {
 	err := unix.Close(d.fd)
 	d.fd = -1
 	return err
+}
+
+// adoptEventfd checks that fd is an eventfd and makes it non-blocking and
+// close-on-exec; on an error it closes fd.
+func adoptEventfd(fd int) error {
+	if !IsEventfd(fd) {
+		unix.Close(fd)
+		return ErrNotEventfd
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return err
+	}
+	unix.CloseOnExec(fd)
+	return nil
 }
