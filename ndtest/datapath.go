@@ -246,30 +246,25 @@ func CheckAllocs(t *testing.T, p nd.Provider) {
 // (PingPongSRQ; skipped by providers without them), and Read and Write bandwidth at 4 KiB, 64 KiB and 1 MiB with
 // several requests in flight.
 func Benchmark(b *testing.B, p nd.Provider) {
+	// PingPongSRQ is the same over shared receive queues, to compare.
+	pingPongs := []struct {
+		name string
+		path func(testing.TB, nd.Provider, int) *DataPath
+	}{{"PingPong", NewDataPath}, {"PingPongSRQ", NewDataPathSRQ}}
 	for _, size := range []int{8, 4096} {
-		b.Run(fmt.Sprintf("PingPong/%d", size), func(b *testing.B) {
-			d := NewDataPath(b, p, size)
-			b.SetBytes(int64(2 * size))
-			b.ReportAllocs()
-			b.ResetTimer()
-			start := time.Now()
-			for b.Loop() {
-				d.PingPong(b, size)
-			}
-			b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N)/2, "half-rtt-ns")
-		})
-		// The same over shared receive queues, to compare.
-		b.Run(fmt.Sprintf("PingPongSRQ/%d", size), func(b *testing.B) {
-			d := NewDataPathSRQ(b, p, size)
-			b.SetBytes(int64(2 * size))
-			b.ReportAllocs()
-			b.ResetTimer()
-			start := time.Now()
-			for b.Loop() {
-				d.PingPong(b, size)
-			}
-			b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N)/2, "half-rtt-ns")
-		})
+		for _, pp := range pingPongs {
+			b.Run(fmt.Sprintf("%s/%d", pp.name, size), func(b *testing.B) {
+				d := pp.path(b, p, size)
+				b.SetBytes(int64(2 * size))
+				b.ReportAllocs()
+				b.ResetTimer()
+				start := time.Now()
+				for b.Loop() {
+					d.PingPong(b, size)
+				}
+				b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N)/2, "half-rtt-ns")
+			})
+		}
 	}
 	for _, op := range []string{"Read", "Write"} {
 		for _, size := range []int{4 << 10, 64 << 10, 1 << 20} {
