@@ -239,15 +239,9 @@ func (p *progress) publishDirectLocked() {
 func (p *progress) serve(turn *handoff.Turn) bool {
 	events := p.serveEvents
 	spinUntil := time.Now().Add(p.cfg.Spin)
-	polls := p.handoff.Polls()
 	for i := 1; ; i++ {
 		timeout := -1
-		if now := p.handoff.Polls(); now != polls {
-			// An application polls while another waits in Notify:
-			// its polls move the bytes too, and spinning beside them
-			// would only take their processor. Wait in the kernel.
-			polls = now
-		} else if p.cfg.Spin > 0 && (i&15 != 0 || time.Now().Before(spinUntil)) {
+		if p.cfg.Spin > 0 && (i&15 != 0 || time.Now().Before(spinUntil)) {
 			timeout = 0
 		}
 		if timeout < 0 {
