@@ -118,7 +118,7 @@ func (p *progress) poll() bool {
 		runtime.Gosched()
 		return false
 	}
-	handled := p.serveLocked(p.kset.wait(p.events, 0))
+	handled := p.serveLocked(p.kset.wait(p.events, 0, false))
 	p.mu.Unlock()
 	return handled
 }
@@ -247,7 +247,7 @@ func (p *progress) serve(turn *handoff.Turn) bool {
 		if timeout < 0 {
 			p.blocked.Store(true)
 		}
-		ready := p.kset.wait(events, timeout)
+		ready := p.kset.wait(events, timeout, true)
 		p.blocked.Store(false)
 		if p.ended() {
 			return false

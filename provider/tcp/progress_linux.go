@@ -109,8 +109,10 @@ func (s *readySet) interrupt() {
 
 // wait returns, in out's backing array, the slots of the links that have
 // bytes or ended, waiting up to timeout milliseconds (-1: until one does,
-// or interrupt); 0 never blocks. Each caller passes its own out.
-func (s *readySet) wait(out []readyEvent, timeout int) []readyEvent {
+// or interrupt); 0 never blocks. Each caller passes its own out. Only the
+// progress goroutine (own) consumes an interrupt: an application's poll
+// that saw it and drained it would leave the goroutine asleep.
+func (s *readySet) wait(out []readyEvent, timeout int, own bool) []readyEvent {
 	var evs [readyBatch]unix.EpollEvent
 	max := min(len(out), readyBatch)
 	var n int
@@ -126,8 +128,10 @@ func (s *readySet) wait(out []readyEvent, timeout int) []readyEvent {
 	out = out[:0]
 	for _, ev := range evs[:n] {
 		if ev.Fd == wakeSlot {
-			var b [8]byte
-			unix.Read(s.wakefd, b[:])
+			if own {
+				var b [8]byte
+				unix.Read(s.wakefd, b[:])
+			}
 			continue
 		}
 		out = append(out, ev.Fd)

@@ -19,4 +19,4 @@ func (*readySet) add(*link, int32) error                    { return nil }
 func (*readySet) remove(*link)                              {}
 func (*readySet) quiet(*link)                               {}
 func (*readySet) interrupt()                                {}
-func (*readySet) wait(out []readyEvent, _ int) []readyEvent { return out[:0] }
+func (*readySet) wait(out []readyEvent, _ int, _ bool) []readyEvent { return out[:0] }
