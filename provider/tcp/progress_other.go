@@ -13,10 +13,10 @@ func yieldProcessor() {}
 // readySet is empty where perLink holds: nothing calls it.
 type readySet struct{}
 
-func (*readySet) open() error                               { return nil }
-func (*readySet) close()                                    {}
-func (*readySet) add(*link, int32) error                    { return nil }
-func (*readySet) remove(*link)                              {}
-func (*readySet) quiet(*link)                               {}
-func (*readySet) interrupt()                                {}
+func (*readySet) open() error                                       { return nil }
+func (*readySet) close()                                            {}
+func (*readySet) add(*link, int32) error                            { return nil }
+func (*readySet) remove(*link)                                      {}
+func (*readySet) quiet(*link)                                       {}
+func (*readySet) interrupt()                                        {}
 func (*readySet) wait(out []readyEvent, _ int, _ bool) []readyEvent { return out[:0] }
