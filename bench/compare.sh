@@ -333,7 +333,8 @@ PY
 # ndnet streams (net.Conn over ND) beside Unix sockets and loopback TCP,
 # and gRPC over them: bench/ndnet.sh, written to bench/ndnet-results.txt.
 echo "measuring ndnet streams (bench/ndnet.sh) ..." >&2
-ROUNDS=$ROUNDS bash "$root/bench/ndnet.sh"
+# (OUT names this script's own file: ndnet.sh must not inherit it.)
+env -u OUT ROUNDS=$ROUNDS bash "$root/bench/ndnet.sh"
 
 # Many connections on one completion queue a side, beside plain Go's
 # goroutine per connection: bench/peers.sh, written to
