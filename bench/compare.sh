@@ -22,7 +22,10 @@
 # Environment: ROUNDS (default 5), LAT_ITERS (default 20000), BW_ITERS
 # (default 20000 at 64 KiB, a tenth of it at 1 MiB: 1.3 and 2 GB, long
 # enough that a short stall of the host does not decide the figure), OUT
-# (default bench/results.txt).
+# (default bench/results.txt), BASE (a git revision: its nd perf runs
+# beside the working tree's in every round, one more row under each
+# godirect row, and a before/after table follows the targets; this is how a
+# change is measured before and after in one run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -42,6 +45,13 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 go build -o "$work/nd" ./cmd/nd
 go build -o "$work/gobaseline" ./bench/gobaseline
 ND=$work/nd
+BASE=${BASE:-}
+if [ -n "$BASE" ]; then
+	BASE=$(git rev-parse --short "$BASE")
+	git worktree add -q --detach "$work/base-src" "$BASE"
+	(cd "$work/base-src" && go build -o "$work/nd-base" ./cmd/nd)
+	git worktree remove --force "$work/base-src"
+fi
 GB=$work/gobaseline
 
 ROUNDS=${ROUNDS:-5}
@@ -116,8 +126,9 @@ godir() {
 	local prov=$1 test=$2 size=$3 iters=$4
 	shift 4
 	local flags="$*" out
-	out=$(pair "$ND perf $test --server $flags -provider $prov -p @PORT@" \
-		"$ND perf $test $flags -provider $prov -s $size -n $iters --json 127.0.0.1:@PORT@")
+	local nd=${NDBIN:-$ND}
+	out=$(pair "$nd perf $test --server $flags -provider $prov -p @PORT@" \
+		"$nd perf $test $flags -provider $prov -s $size -n $iters --json 127.0.0.1:@PORT@")
 	printf '%s\n' "$out" | python3 -c 'import json,sys
 try:
     r=json.load(sys.stdin)["results"][0]
@@ -134,9 +145,16 @@ gost() { pair "$GB -server -port @PORT@" "$GB -stream -size $1 -iters $2 127.0.0
 # word of its output (nd perf's CPU time per operation) to v[KEY_cpu].
 declare -A v
 row() {
-	local r kv out
+	local r kv out all=()
+	for kv in "$@"; do
+		all+=("$kv")
+		# With BASE, every nd perf entry gets a twin run by BASE's build.
+		if [ -n "$BASE" ] && [[ ${kv#*=} == godir* ]]; then
+			all+=("base_${kv%%=*}=NDBIN=$work/nd-base ${kv#*=}")
+		fi
+	done
 	for ((r = 1; r <= ROUNDS; r++)); do
-		for kv in "$@"; do
+		for kv in "${all[@]}"; do
 			port=$((port + 1))
 			out=($(eval "${kv#*=}"))
 			v[${kv%%=*}]+="${out[0]:-nan} "
@@ -200,9 +218,9 @@ done
 elapsed=$(($(date +%s) - start))
 
 export V="$(for k in "${!v[@]}"; do echo "$k=${v[$k]}"; done)"
-python3 - "$OUT" "$ROUNDS" "$elapsed" <<'PY'
+python3 - "$OUT" "$ROUNDS" "$elapsed" "$BASE" <<'PY'
 import os, sys, math, statistics
-rounds, elapsed = int(sys.argv[2]), int(sys.argv[3])
+rounds, elapsed, base = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 raw = dict(l.split("=", 1) for l in os.environ["V"].splitlines() if "=" in l)
 def samples(k):
     out = []
@@ -320,11 +338,35 @@ for label, unit, vals, best in rows:
         cs = samples(k + "_cpu")
         cpu = f"{statistics.median(cs):.2f}" if cs else ""
         out.append(f"{'':38} {n:32} {val:>8} {r:>6} {cpu:>7}  {rng}")
+        if base and ("base_" + k) in raw:
+            bk = "base_" + k
+            bx = med(bk)
+            br = "" if math.isnan(bx) or math.isnan(best) or best == 0 else f"{bx / best:.2f}"
+            bval = "n/a" if math.isnan(bx) else f"{bx:.2f}"
+            brng, _ = spread(bk)
+            bcs = samples(bk + "_cpu")
+            bcpu = f"{statistics.median(bcs):.2f}" if bcs else ""
+            out.append(f"{'':38} {'  the same at ' + base:32} {bval:>8} {br:>6} {bcpu:>7}  {brng}")
 out.append("")
 out.append("targets (godirect's defaults against the figure each target names, medians)")
 for what, r, bound, verdict in targets:
     rs = "n/a" if math.isnan(r) else f"{r:.3f}x"
     out.append(f"  {what:38} {rs:>7}  target {bound:8} {verdict}")
+if base:
+    out.append("")
+    out.append(f"before and after: {base}'s nd perf and the working tree's, medians of the same rounds")
+    out.append(f"  {'figure, tool':70} {base:>9} {'now':>9}  speed-up")
+    out.append("  speed-up: the base's figure over the working tree's for latency, the reverse for bandwidth;")
+    out.append("  above 1 means the working tree is faster")
+    for label, unit, vals, best in rows:
+        for n, k, x in vals:
+            bk = "base_" + k
+            if bk not in raw:
+                continue
+            bx = med(bk)
+            lower = unit == LAT
+            ch = "n/a" if math.isnan(x) or math.isnan(bx) or x == 0 or bx == 0 else f"{(bx / x if lower else x / bx):.2f}"
+            out.append(f"  {label + ', ' + n:70} {bx:9.2f} {x:9.2f}  {ch}")
 text = "\n".join(out) + "\n"
 print(text, end="")
 open(sys.argv[1], "w").write(text)
