@@ -14,6 +14,7 @@ import (
 
 	"github.com/godirect/nd/internal/engine"
 	"github.com/godirect/nd/internal/handoff"
+	"github.com/godirect/nd/internal/linktable"
 )
 
 var _ engine.Progress = (*transport)(nil)
@@ -36,24 +37,19 @@ var _ engine.Progress = (*transport)(nil)
 type progress struct {
 	cfg *Config
 
-	// mu: the set's poller, the slot table and the hot list.
+	// mu: the set's poller, the slot table (whose direct snapshot, the
+	// links while they are at most directPollLinks, is read without mu)
+	// and the hot list.
 	mu     sync.Mutex
 	epfd   int // -1: not open
 	wakefd int // an eventfd in the set that interrupts a blocking wait
 	opened bool
-	slots  []*link // by slot; nil: free
-	gens   []uint32
-	free   []int32
-	live   int
+	links  *linktable.Table[link]
 	hot    []*link
 	passes uint64 // passes of the set by application polls (mu)
 	rang   bool   // the last look at the epoll instance found doorbells (mu)
 	events []unix.EpollEvent
 	ctl    unix.EpollEvent // add's (mu)
-
-	// direct is the slot table's links while they are at most
-	// directPollLinks (nil otherwise).
-	direct atomic.Pointer[[]*link]
 
 	// handoff counts the application's polls and Notify waiters for the
 	// progress goroutine; woke is set when a link started its writer
@@ -84,6 +80,7 @@ const wakeSlot = -1
 func newProgress(cfg *Config) *progress {
 	return &progress{
 		cfg: cfg, epfd: -1, wakefd: -1, handoff: handoff.New(),
+		links:  linktable.New[link](directPollLinks),
 		events: make([]unix.EpollEvent, readyBatch),
 	}
 }
@@ -110,15 +107,15 @@ func (p *progress) poll() bool {
 		p.woke.Store(false)
 		runtime.Gosched()
 	}
-	if d := p.direct.Load(); d != nil {
-		return pollDirect(*d, true)
+	if d := p.links.Direct(); d != nil {
+		return pollDirect(d, true)
 	}
 	if !p.mu.TryLock() {
 		return false // another poller moves the bytes
 	}
 	var ready []unix.EpollEvent
 	p.passes++
-	if len(p.hot) < p.live && (p.rang || p.passes%epollEvery == 0) {
+	if len(p.hot) < p.links.Live() && (p.rang || p.passes%epollEvery == 0) {
 		// Some links are armed: ask the kernel which of them rang; again
 		// at the next pass while it names some (more may wait).
 		ready = p.waitLocked(p.events, 0)
@@ -179,15 +176,12 @@ func pollDirect(links []*link, app bool) bool {
 // (ready) turn hot, and every hot link is served; in direct mode every
 // link is. app: an application poll (quiet Acks may wait). mu held.
 func (p *progress) serveLocked(app bool, ready []unix.EpollEvent) bool {
-	if d := p.direct.Load(); d != nil {
-		return pollDirect(*d, app)
+	if d := p.links.Direct(); d != nil {
+		return pollDirect(d, app)
 	}
 	for i := range ready {
-		slot, gen := ready[i].Fd, uint32(ready[i].Pad)
-		if slot >= 0 && int(slot) < len(p.slots) && p.gens[slot] == gen {
-			if l := p.slots[slot]; l != nil && l.hotIdx < 0 {
-				p.pushHotLocked(l)
-			}
+		if l := p.links.Get(ready[i].Fd, uint32(ready[i].Pad)); l != nil && l.hotIdx < 0 {
+			p.pushHotLocked(l)
 		}
 	}
 	// A link stays hot for about armBudget link visits in all: few
@@ -232,8 +226,8 @@ func (p *progress) dropHotLocked(l *link) {
 // goroutine must not block then. mu held.
 func (p *progress) armAllLocked() bool {
 	all := true
-	if d := p.direct.Load(); d != nil {
-		for _, l := range *d {
+	if d := p.links.Direct(); d != nil {
+		for _, l := range d {
 			if !l.armRx() {
 				all = false
 			}
@@ -256,7 +250,7 @@ func (p *progress) armAllLocked() bool {
 // (its peer hung up).
 func (p *progress) kick(l *link) {
 	p.mu.Lock()
-	if l.slot >= 0 && p.direct.Load() == nil && l.hotIdx < 0 {
+	if l.slot >= 0 && p.links.Direct() == nil && l.hotIdx < 0 {
 		p.pushHotLocked(l)
 	}
 	p.mu.Unlock()
@@ -301,26 +295,15 @@ func (p *progress) add(l *link) error {
 	if err := p.openLocked(); err != nil {
 		return err
 	}
-	var slot int32
-	if n := len(p.free); n > 0 {
-		slot, p.free = p.free[n-1], p.free[:n-1]
-	} else {
-		slot = int32(len(p.slots))
-		p.slots = append(p.slots, nil)
-		p.gens = append(p.gens, 0)
-	}
-	p.gens[slot]++
+	slot, gen := p.links.Add(l)
 	fd := l.rxData.Fd()
-	p.ctl = unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: slot, Pad: int32(p.gens[slot])}
+	p.ctl = unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: slot, Pad: int32(gen)}
 	if err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, fd, &p.ctl); err != nil {
-		p.free = append(p.free, slot)
+		p.links.Undo(slot)
 		return resourceError("epoll_ctl", err)
 	}
 	l.slot, l.rxFd = slot, fd
-	p.slots[slot] = l
-	p.live++
-	p.publishDirectLocked()
-	if p.direct.Load() == nil && l.hotIdx < 0 {
+	if !p.publishDirectLocked() && l.hotIdx < 0 {
 		p.pushHotLocked(l)
 	}
 	if !p.running {
@@ -342,46 +325,37 @@ func (p *progress) add(l *link) error {
 func (p *progress) remove(l *link) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if l.slot < 0 || int(l.slot) >= len(p.slots) || p.slots[l.slot] != l {
+	if !p.links.Remove(l.slot, l) {
 		return
 	}
 	unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, l.rxFd, nil)
 	p.dropHotLocked(l)
-	p.slots[l.slot] = nil
-	p.free = append(p.free, l.slot)
 	l.slot = -1
-	p.live--
 	p.publishDirectLocked()
-	if p.live == 0 {
+	if p.links.Live() == 0 {
 		p.interrupt() // the progress goroutine ends, and closes the set
 	}
 }
 
-// publishDirectLocked refreshes direct: leaving direct mode, every link
-// turns hot (some may have been disarmed by direct polls); entering it,
-// the hot list empties. mu held.
-func (p *progress) publishDirectLocked() {
-	if p.live == 0 || p.live > directPollLinks {
-		if p.direct.Load() != nil {
-			p.direct.Store(nil)
-			for _, l := range p.slots {
-				if l != nil && l.hotIdx < 0 {
-					p.pushHotLocked(l)
-				}
+// publishDirectLocked refreshes the slot table's direct snapshot and
+// reports whether the set is in direct mode. Leaving direct mode, every
+// link turns hot (some may have been disarmed by direct polls); in it, the
+// hot list is empty. mu held.
+func (p *progress) publishDirectLocked() bool {
+	direct, left := p.links.Publish()
+	if left {
+		p.links.Each(func(l *link) {
+			if l.hotIdx < 0 {
+				p.pushHotLocked(l)
 			}
-		}
-		return
+		})
 	}
-	for len(p.hot) > 0 {
-		p.dropHotLocked(p.hot[len(p.hot)-1])
-	}
-	d := make([]*link, 0, p.live)
-	for _, l := range p.slots {
-		if l != nil {
-			d = append(d, l)
+	if direct {
+		for len(p.hot) > 0 {
+			p.dropHotLocked(p.hot[len(p.hot)-1])
 		}
 	}
-	p.direct.Store(&d)
+	return direct
 }
 
 // waitLocked is waitSet for an application poll (mu held). It leaves the
@@ -476,7 +450,7 @@ func (p *progress) serve(epfd, wakefd int, events []unix.EpollEvent, turn *hando
 func (p *progress) armedSome() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.direct.Load() == nil && len(p.hot) < p.live
+	return p.links.Direct() == nil && len(p.hot) < p.links.Live()
 }
 
 // ended reports whether the set emptied, and if so closes it and lets the
@@ -485,7 +459,7 @@ func (p *progress) armedSome() bool {
 func (p *progress) ended() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.live > 0 {
+	if p.links.Live() > 0 {
 		return false
 	}
 	if p.opened {
@@ -495,7 +469,8 @@ func (p *progress) ended() bool {
 		p.epfd, p.wakefd, p.opened = -1, -1, false
 		p.wakeMu.Unlock()
 	}
-	p.slots, p.gens, p.free, p.hot = nil, nil, nil, nil
+	p.links.Reset()
+	p.hot = nil
 	p.running = false
 	p.handoff.Forget()
 	p.stopHelper()

@@ -22,7 +22,7 @@ func LinksInSet(p *Provider) int {
 	pr := p.t.progress
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
-	return pr.live
+	return pr.links.Live()
 }
 
 // ProgressBlocked reports whether p's progress goroutine waits in the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/godirect/nd/internal/engine"
 	"github.com/godirect/nd/internal/handoff"
+	"github.com/godirect/nd/internal/linktable"
 )
 
 var _ engine.Progress = (*transport)(nil)
@@ -24,16 +25,13 @@ type progress struct {
 	cfg *Config
 
 	// mu: the set's poller (one application poll, or the progress
-	// goroutine), and the slot table.
-	mu    sync.Mutex
-	kset  readySet
-	slots []*link // by slot; nil: free
-	free  []int32
-	live  int
-	// direct is the slot table's links while they are at most
-	// directPollLinks (nil otherwise): an application poll reads each
-	// of them instead of asking the kernel which are ready.
-	direct      atomic.Pointer[[]*link]
+	// goroutine), and the slot table. The table's direct snapshot (its
+	// links while they are at most directPollLinks) is read without mu: an
+	// application poll reads each of them instead of asking the kernel
+	// which are ready.
+	mu          sync.Mutex
+	kset        readySet
+	links       *linktable.Table[link]
 	events      []readyEvent // the application poll's (mu)
 	serveEvents []readyEvent // the progress goroutine's
 	round       uint64       // polls of the set so far (mu): links note the round that handled them
@@ -62,7 +60,7 @@ type progress struct {
 type readyEvent = int32
 
 func newProgress(cfg *Config) *progress {
-	return &progress{cfg: cfg, handoff: handoff.New(), events: make([]readyEvent, readyBatch), serveEvents: make([]readyEvent, readyBatch)}
+	return &progress{cfg: cfg, handoff: handoff.New(), links: linktable.New[link](directPollLinks), events: make([]readyEvent, readyBatch), serveEvents: make([]readyEvent, readyBatch)}
 }
 
 // Poll implements engine.Progress: an application poll of one of the
@@ -101,11 +99,11 @@ func (p *progress) poll() bool {
 		p.woke.Store(false)
 		runtime.Gosched()
 	}
-	if d := p.direct.Load(); d != nil {
+	if d := p.links.Direct(); d != nil {
 		// Few links: a non-blocking read of each costs what asking the
 		// kernel would, and the read that finds bytes is already made.
 		handled := false
-		for _, l := range *d {
+		for _, l := range d {
 			if l.pollRx() {
 				handled = true
 			}
@@ -130,11 +128,9 @@ func (p *progress) serveLocked(ready []readyEvent) bool {
 	p.round++
 	handled := false
 	for _, slot := range ready {
-		if int(slot) < len(p.slots) {
-			if l := p.slots[slot]; l != nil && l.pollRx() {
-				l.handledRound = p.round
-				handled = true
-			}
+		if l := p.links.At(slot); l != nil && l.pollRx() {
+			l.handledRound = p.round
+			handled = true
 		}
 	}
 	if p.heldCount.Load() > 0 {
@@ -175,22 +171,14 @@ func (p *progress) add(l *link) error {
 	if err := p.kset.open(); err != nil {
 		return err
 	}
-	var slot int32
-	if n := len(p.free); n > 0 {
-		slot, p.free = p.free[n-1], p.free[:n-1]
-	} else {
-		slot = int32(len(p.slots))
-		p.slots = append(p.slots, nil)
-	}
+	slot, _ := p.links.Add(l)
 	if err := p.kset.add(l, slot); err != nil {
-		p.free = append(p.free, slot)
+		p.links.Undo(slot)
 		return err
 	}
 	l.slot = slot
-	p.slots[slot] = l
-	p.live++
 	l.rxStarted.Store(true)
-	p.publishDirectLocked()
+	p.links.Publish()
 	if !p.running {
 		p.running = true
 		go p.handoff.Run(pollerGone, p.ended, p.serve)
@@ -205,33 +193,15 @@ func (p *progress) remove(l *link) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if l.slot < 0 || int(l.slot) >= len(p.slots) || p.slots[l.slot] != l {
+	if !p.links.Remove(l.slot, l) {
 		return
 	}
 	p.kset.remove(l)
-	p.slots[l.slot] = nil
-	p.free = append(p.free, l.slot)
 	l.slot = -1
-	p.live--
-	p.publishDirectLocked()
-	if p.live == 0 {
+	p.links.Publish()
+	if p.links.Live() == 0 {
 		p.wakeLocked() // the progress goroutine ends, and closes the set
 	}
-}
-
-// publishDirectLocked refreshes direct; mu held.
-func (p *progress) publishDirectLocked() {
-	if p.live == 0 || p.live > directPollLinks {
-		p.direct.Store(nil)
-		return
-	}
-	d := make([]*link, 0, p.live)
-	for _, l := range p.slots {
-		if l != nil {
-			d = append(d, l)
-		}
-	}
-	p.direct.Store(&d)
 }
 
 // serve moves the bytes for as long as no application polls; it returns
@@ -280,11 +250,11 @@ func (p *progress) serve(turn *handoff.Turn) bool {
 func (p *progress) ended() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.live > 0 {
+	if p.links.Live() > 0 {
 		return false
 	}
 	p.kset.close()
-	p.slots, p.free = nil, nil
+	p.links.Reset()
 	p.running = false
 	p.handoff.Forget()
 	return true
