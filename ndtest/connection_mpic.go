@@ -8,6 +8,13 @@ import (
 	"github.com/godirect/nd"
 )
 
+// connectionScaleCases check many connections at once: ndmpic's
+// simultaneous connects and ndconnlite's series of short connections.
+var connectionScaleCases = []testCase{
+	{"Simultaneous/FourRanks", "RULE", testSimultaneous},
+	{"ConnLite/32Connections", "RULE", testConnLite},
+}
+
 // testSimultaneous reproduces ndmpic's pattern compactly: four ranks, the
 // even ones on one adapter and the odd ones on the other, each listening;
 // every pair of ranks connects both ways at once. Of the two attempts of a

@@ -12,27 +12,27 @@ import (
 // draw from one queue.
 const srqConnections = 12
 
-// runSRQ checks shared receive queues (nd.SharedReceiveQueue, ND v2's
+// srqCases check shared receive queues (nd.SharedReceiveQueue, ND v2's
 // IND2SharedReceiveQueue) as package nd documents them. A provider without
 // them must say so (ND_NOT_SUPPORTED, MaxSharedReceiveQueueDepth 0); the
 // cases are then skipped.
-func runSRQ(t *testing.T, p nd.Provider) {
-	t.Run("CreateLimits", func(t *testing.T) { srqCreateLimits(t, p) })
-	t.Run("CreateEndpointParameters", func(t *testing.T) { srqCreateEndpoint(t, p) })
-	t.Run("ReceiveLimits", func(t *testing.T) { srqReceiveLimits(t, p) })
-	t.Run("EntryHeldUntilReaped", func(t *testing.T) { srqEntryHeld(t, p) })
-	t.Run("ManyEndpointsOneCQ", func(t *testing.T) { srqManyEndpoints(t, p) })
-	t.Run("CompletesOnConsumersQueue", func(t *testing.T) { srqConsumersQueue(t, p) })
-	t.Run("EmptyFailsOneEndpoint", func(t *testing.T) { srqEmptyFailsOne(t, p) })
-	t.Run("OversizedFailsOneEndpoint", func(t *testing.T) { srqOversizedFailsOne(t, p) })
-	t.Run("BadEntryFailsOneEndpoint", func(t *testing.T) { srqBadEntryFailsOne(t, p) })
-	t.Run("LimitEvent", func(t *testing.T) { srqLimitEvent(t, p) })
-	t.Run("LimitDisabled", func(t *testing.T) { srqLimitDisabled(t, p) })
-	t.Run("Flush", func(t *testing.T) { srqFlush(t, p) })
-	t.Run("Close", func(t *testing.T) { srqClose(t, p) })
-	t.Run("CloseCQ", func(t *testing.T) { srqCloseCQ(t, p) })
-	t.Run("CloseAdapter", func(t *testing.T) { srqCloseAdapter(t, p) })
-	t.Run("CloseWhileBusy", func(t *testing.T) { srqCloseWhileBusy(t, p) })
+var srqCases = []testCase{
+	{"CreateLimits", "RULE", srqCreateLimits},
+	{"CreateEndpointParameters", "RULE", srqCreateEndpoint},
+	{"ReceiveLimits", "RULE", srqReceiveLimits},
+	{"EntryHeldUntilReaped", "RULE", srqEntryHeld},
+	{"ManyEndpointsOneCQ", "RULE", srqManyEndpoints},
+	{"CompletesOnConsumersQueue", "RULE", srqConsumersQueue},
+	{"EmptyFailsOneEndpoint", "RULE", srqEmptyFailsOne},
+	{"OversizedFailsOneEndpoint", "RULE", srqOversizedFailsOne},
+	{"BadEntryFailsOneEndpoint", "RULE", srqBadEntryFailsOne},
+	{"LimitEvent", "RULE", srqLimitEvent},
+	{"LimitDisabled", "RULE", srqLimitDisabled},
+	{"Flush", "RULE", srqFlush},
+	{"Close", "RULE", srqClose},
+	{"CloseCQ", "RULE", srqCloseCQ},
+	{"CloseAdapter", "RULE", srqCloseAdapter},
+	{"CloseWhileBusy", "RULE", srqCloseWhileBusy},
 }
 
 // srqCreateLimits: CreateSharedReceiveQueue reports a limit beyond the
