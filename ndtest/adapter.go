@@ -16,19 +16,19 @@ var unservedAddr = netip.MustParseAddr("192.0.2.250")
 // adapterCases check a Provider's addresses and an Adapter: Query,
 // CreateCompletionQueue's sizes, Listen's ports and protocols, and Close.
 var adapterCases = []testCase{
-	{"Addresses", "RULE", adapterAddresses},
-	{"OpenAdapter/Address", "RULE", adapterOpenAdapterAddress},
-	{"OpenAdapter/UnservedAddress", "RULE", adapterOpenAdapterUnservedAddress},
-	{"Query", "RULE", testQuery},
-	{"CreateCompletionQueue", "RULE", adapterCreateCompletionQueue},
-	{"Listen/InvalidProtocol", "RULE", adapterListenInvalidProtocol},
-	{"Listen/AssignsPort", "RULE", adapterListenAssignsPort},
-	{"Listen/SamePortSameProtocol", "RULE", adapterListenSamePortSameProtocol},
-	{"Listen/SamePortOtherProtocol", "RULE", adapterListenSamePortOtherProtocol},
-	{"Listen/PortFreeAfterClose", "RULE", adapterListenPortFreeAfterClose},
-	{"Close/LaterCallsDeviceRemoved", "RULE", testAdapterClosed},
-	{"Close/BlockedGetConnectionRequestCanceled", "RULE", adapterCloseBlockedGetConnectionRequestCanceled},
-	{"Close/Idempotent", "RULE", adapterCloseIdempotent},
+	{"Addresses", "nd-spi.md §7.1 INDProvider: QueryAddressList lists the addresses the provider serves, at least one, each valid", adapterAddresses},
+	{"OpenAdapter/Address", "nd-spi.md §7.1 INDProvider: OpenAdapter on a listed address opens the adapter of that address", adapterOpenAdapterAddress},
+	{"OpenAdapter/UnservedAddress", "nd-spi.md §7.1 INDProvider: OpenAdapter on an address the provider does not serve fails ND_INVALID_ADDRESS", adapterOpenAdapterUnservedAddress},
+	{"Query", "nd-spi.md §3.1, §7.3 INDAdapter::Query: every maximum is positive, MaxCallerData >= 56, MaxCalleeData >= 148, in-order DMA and loopback flags, repeatable", testQuery},
+	{"CreateCompletionQueue", "nd-spi.md §7.3 INDAdapter::CreateCompletionQueue: 0, negative or beyond MaxCQEntries entries fail ND_INVALID_PARAMETER", adapterCreateCompletionQueue},
+	{"Listen/InvalidProtocol", "nd-spi.md §7.3 INDAdapter::Listen: a protocol outside 0..255 fails ND_INVALID_PARAMETER_2", adapterListenInvalidProtocol},
+	{"Listen/AssignsPort", "nd-spi.md §7.3 INDAdapter::Listen: port 0 assigns a free port, a different one per listener", adapterListenAssignsPort},
+	{"Listen/SamePortSameProtocol", "nd-spi.md §7.3 INDAdapter::Listen: a port already listened on with the same protocol fails ND_ADDRESS_ALREADY_EXISTS", adapterListenSamePortSameProtocol},
+	{"Listen/SamePortOtherProtocol", "nd-spi.md §7.3 INDAdapter::Listen: a port is per protocol; another protocol may listen on it", adapterListenSamePortOtherProtocol},
+	{"Listen/PortFreeAfterClose", "nd-spi.md §7.7 INDListen: closing a listener frees its port", adapterListenPortFreeAfterClose},
+	{"Close/LaterCallsDeviceRemoved", `nd-spi.md §1 ND_DEVICE_REMOVED, docs/semantics.md "What a later call returns": after Adapter.Close every call on it or its objects fails ND_DEVICE_REMOVED`, testAdapterClosed},
+	{"Close/BlockedGetConnectionRequestCanceled", "nd-spi.md §6: closing an object completes its outstanding requests with ND_CANCELED", adapterCloseBlockedGetConnectionRequestCanceled},
+	{"Close/Idempotent", `docs/semantics.md "Closing objects": a second Close of an adapter succeeds and does nothing`, adapterCloseIdempotent},
 }
 
 func adapterAddresses(t *testing.T, p nd.Provider) {
