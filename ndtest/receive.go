@@ -11,19 +11,19 @@ import (
 // the termination of the connection by a Send larger than the Receive or a
 // Send with no Receive posted.
 var receiveCases = []testCase{
-	{"Scatter", "RULE", receiveScatter},
-	{"ZeroLength", "RULE", receiveZeroLength},
-	{"PrePostedBeforeConnect", "RULE", receivePrePostedBeforeConnect},
-	{"PostOrder", "RULE", receivePostOrder},
-	{"TooManySGEs", "RULE", receiveTooManySGEs},
-	{"QueueFull", "RULE", receiveQueueFull},
-	{"TooLong", "RULE", receiveTooLong},
-	{"NilResult", "RULE", receiveNilResult},
-	{"AccessViolation", "RULE", receiveAccessViolation},
-	{"Oversized", "RULE", receiveOversized},
-	{"NoReceivePosted", "RULE", receiveNoReceivePosted},
-	{"ZeroLengthOverflow", "RULE", receiveZeroLengthOverflow},
-	{"ExactFit", "RULE", receiveExactFit},
+	{"Scatter", "reference/INDEndpoint-Receive.txt: a message is scattered over the SGEs in order", receiveScatter},
+	{"ZeroLength", "reference/INDEndpoint-Receive.txt: a Receive of no SGE takes a zero-byte message", receiveZeroLength},
+	{"PrePostedBeforeConnect", "reference/INDEndpoint-Receive.txt: Receives may be posted before the endpoint connects", receivePrePostedBeforeConnect},
+	{"PostOrder", "reference/INDEndpoint-Receive.txt: Receives are consumed in post order", receivePostOrder},
+	{"TooManySGEs", "reference/INDEndpoint-Receive.txt: more SGEs than InboundSGE fail ND_DATA_OVERRUN", receiveTooManySGEs},
+	{"QueueFull", "reference/INDEndpoint-Receive.txt: a Receive beyond InboundEntries not yet reaped fails ND_NO_MORE_ENTRIES", receiveQueueFull},
+	{"TooLong", "reference/INDEndpoint-Receive.txt: a Receive beyond MaxInboundLength fails ND_BUFFER_OVERFLOW", receiveTooLong},
+	{"NilResult", "nd-spi.md §7.8 INDEndpoint: a Receive without a Result fails ND_INVALID_PARAMETER_1", receiveNilResult},
+	{"AccessViolation", "reference/INDEndpoint-Receive.txt: a buffer outside its registration completes ND_ACCESS_VIOLATION and ends the connection", receiveAccessViolation},
+	{"Oversized", "reference/INDEndpoint-Receive.txt, nd-spi.md §9: a message larger than the Receive completes ND_BUFFER_OVERFLOW and ends the connection", receiveOversized},
+	{"NoReceivePosted", "nd-spi.md §9: a Send that finds no Receive posted ends the connection", receiveNoReceivePosted},
+	{"ZeroLengthOverflow", "reference/INDEndpoint-Receive.txt: a message larger than a zero-length Receive completes ND_BUFFER_OVERFLOW", receiveZeroLengthOverflow},
+	{"ExactFit", "reference/INDEndpoint-Receive.txt: a message of exactly the Receive's length fits", receiveExactFit},
 }
 
 func receiveScatter(t *testing.T, p nd.Provider) {
