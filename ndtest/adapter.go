@@ -13,145 +13,169 @@ import (
 // it, and OpenAdapter must refuse it without contacting anything.
 var unservedAddr = netip.MustParseAddr("192.0.2.250")
 
-func runAdapter(t *testing.T, p nd.Provider) {
-	t.Run("Addresses", func(t *testing.T) {
-		addrs, err := p.Addresses()
-		if err != nil {
-			t.Fatalf("Addresses: %v", err)
+// adapterCases check a Provider's addresses and an Adapter: Query,
+// CreateCompletionQueue's sizes, Listen's ports and protocols, and Close.
+var adapterCases = []testCase{
+	{"Addresses", "nd-spi.md §7.1 INDProvider: QueryAddressList lists the addresses the provider serves, at least one, each valid", adapterAddresses},
+	{"OpenAdapter/Address", "nd-spi.md §7.1 INDProvider: OpenAdapter on a listed address opens the adapter of that address", adapterOpenAdapterAddress},
+	{"OpenAdapter/UnservedAddress", "nd-spi.md §7.1 INDProvider: OpenAdapter on an address the provider does not serve fails ND_INVALID_ADDRESS", adapterOpenAdapterUnservedAddress},
+	{"Query", "nd-spi.md §3.1, §7.3 INDAdapter::Query: every maximum is positive, MaxCallerData >= 56, MaxCalleeData >= 148, in-order DMA and loopback flags, repeatable", testQuery},
+	{"CreateCompletionQueue", "nd-spi.md §7.3 INDAdapter::CreateCompletionQueue: 0, negative or beyond MaxCQEntries entries fail ND_INVALID_PARAMETER", adapterCreateCompletionQueue},
+	{"Listen/InvalidProtocol", "nd-spi.md §7.3 INDAdapter::Listen: a protocol outside 0..255 fails ND_INVALID_PARAMETER_2", adapterListenInvalidProtocol},
+	{"Listen/AssignsPort", "nd-spi.md §7.3 INDAdapter::Listen: port 0 assigns a free port, a different one per listener", adapterListenAssignsPort},
+	{"Listen/SamePortSameProtocol", "nd-spi.md §7.3 INDAdapter::Listen: a port already listened on with the same protocol fails ND_ADDRESS_ALREADY_EXISTS", adapterListenSamePortSameProtocol},
+	{"Listen/SamePortOtherProtocol", "nd-spi.md §7.3 INDAdapter::Listen: a port is per protocol; another protocol may listen on it", adapterListenSamePortOtherProtocol},
+	{"Listen/PortFreeAfterClose", "nd-spi.md §7.7 INDListen: closing a listener frees its port", adapterListenPortFreeAfterClose},
+	{"Close/LaterCallsDeviceRemoved", `nd-spi.md §1 ND_DEVICE_REMOVED, docs/semantics.md "What a later call returns": after Adapter.Close every call on it or its objects fails ND_DEVICE_REMOVED`, testAdapterClosed},
+	{"Close/BlockedGetConnectionRequestCanceled", "nd-spi.md §6: closing an object completes its outstanding requests with ND_CANCELED", adapterCloseBlockedGetConnectionRequestCanceled},
+	{"Close/Idempotent", `docs/semantics.md "Closing objects": a second Close of an adapter succeeds and does nothing`, adapterCloseIdempotent},
+}
+
+func adapterAddresses(t *testing.T, p nd.Provider) {
+	addrs, err := p.Addresses()
+	if err != nil {
+		t.Fatalf("Addresses: %v", err)
+	}
+	if len(addrs) == 0 {
+		t.Fatal("Addresses returned no address")
+	}
+	for _, a := range addrs {
+		if !a.IsValid() {
+			t.Errorf("Addresses lists the invalid address %v", a)
 		}
-		if len(addrs) == 0 {
-			t.Fatal("Addresses returned no address")
+	}
+}
+
+func adapterOpenAdapterAddress(t *testing.T, p nd.Provider) {
+	addrs, err := p.Addresses()
+	if err != nil || len(addrs) == 0 {
+		t.Fatalf("Addresses() = %v, %v", addrs, err)
+	}
+	for _, addr := range addrs {
+		a := openAdapter(t, p, addr)
+		if got := a.Address(); got != addr {
+			t.Errorf("OpenAdapter(%v).Address() = %v", addr, got)
 		}
-		for _, a := range addrs {
-			if !a.IsValid() {
-				t.Errorf("Addresses lists the invalid address %v", a)
-			}
-		}
-	})
-	t.Run("OpenAdapter/Address", func(t *testing.T) {
-		addrs, err := p.Addresses()
-		if err != nil || len(addrs) == 0 {
-			t.Fatalf("Addresses() = %v, %v", addrs, err)
-		}
-		for _, addr := range addrs {
-			a := openAdapter(t, p, addr)
-			if got := a.Address(); got != addr {
-				t.Errorf("OpenAdapter(%v).Address() = %v", addr, got)
-			}
-		}
-	})
-	t.Run("OpenAdapter/UnservedAddress", func(t *testing.T) {
-		addrs, _ := p.Addresses()
-		if slices.Contains(addrs, unservedAddr) {
-			t.Skipf("the provider serves %v", unservedAddr)
-		}
-		a, err := p.OpenAdapter(unservedAddr)
+	}
+}
+
+func adapterOpenAdapterUnservedAddress(t *testing.T, p nd.Provider) {
+	addrs, _ := p.Addresses()
+	if slices.Contains(addrs, unservedAddr) {
+		t.Skipf("the provider serves %v", unservedAddr)
+	}
+	a, err := p.OpenAdapter(unservedAddr)
+	if err == nil {
+		a.Close()
+	}
+	expectStatus(t, "OpenAdapter("+unservedAddr.String()+")", err, nd.ErrInvalidAddress)
+}
+
+func adapterCreateCompletionQueue(t *testing.T, p nd.Provider) {
+	a, _ := OpenAdapters(t, p)
+	info := adapterInfo(t, a)
+	for _, n := range []int{0, -1, info.MaxCQEntries + 1} {
+		cq, err := a.CreateCompletionQueue(n)
 		if err == nil {
-			a.Close()
+			cq.Close()
 		}
-		expectStatus(t, "OpenAdapter("+unservedAddr.String()+")", err, nd.ErrInvalidAddress)
-	})
-	t.Run("Query", func(t *testing.T) { testQuery(t, p) })
-	t.Run("CreateCompletionQueue", func(t *testing.T) {
-		a, _ := OpenAdapters(t, p)
-		info := adapterInfo(t, a)
-		for _, n := range []int{0, -1, info.MaxCQEntries + 1} {
-			cq, err := a.CreateCompletionQueue(n)
-			if err == nil {
-				cq.Close()
-			}
-			expectStatus(t, "CreateCompletionQueue("+strconv.Itoa(n)+")", err, nd.ErrInvalidParameter)
-		}
-		cq, err := a.CreateCompletionQueue(1)
-		if err != nil {
-			t.Fatalf("CreateCompletionQueue(1): %v", err)
-		}
-		if err := cq.Close(); err != nil {
-			t.Fatalf("CompletionQueue.Close: %v", err)
-		}
-	})
-	t.Run("Listen/InvalidProtocol", func(t *testing.T) {
-		a, _ := OpenAdapters(t, p)
-		for _, proto := range []int{256, -1} {
-			l, err := a.Listen(0, proto, 0)
-			if err == nil {
-				l.Close()
-			}
-			expectStatus(t, "Listen(0, "+strconv.Itoa(proto)+", 0)", err, nd.ErrInvalidParameter2)
-		}
-	})
-	t.Run("Listen/AssignsPort", func(t *testing.T) {
-		a, _ := OpenAdapters(t, p)
-		l1 := listen(t, a, 0)
-		l2 := listen(t, a, 0)
-		if l1.Port() == 0 || l2.Port() == 0 {
-			t.Fatalf("Listen with port 0 assigned ports %d and %d; want non-zero", l1.Port(), l2.Port())
-		}
-		if l1.Port() == l2.Port() {
-			t.Fatalf("two Listen calls with port 0 were both assigned port %d", l1.Port())
-		}
-	})
-	t.Run("Listen/SamePortSameProtocol", func(t *testing.T) {
-		a, _ := OpenAdapters(t, p)
-		l := listen(t, a, 0)
-		l2, err := a.Listen(0, Protocol, l.Port())
+		expectStatus(t, "CreateCompletionQueue("+strconv.Itoa(n)+")", err, nd.ErrInvalidParameter)
+	}
+	cq, err := a.CreateCompletionQueue(1)
+	if err != nil {
+		t.Fatalf("CreateCompletionQueue(1): %v", err)
+	}
+	if err := cq.Close(); err != nil {
+		t.Fatalf("CompletionQueue.Close: %v", err)
+	}
+}
+
+func adapterListenInvalidProtocol(t *testing.T, p nd.Provider) {
+	a, _ := OpenAdapters(t, p)
+	for _, proto := range []int{256, -1} {
+		l, err := a.Listen(0, proto, 0)
 		if err == nil {
-			l2.Close()
+			l.Close()
 		}
-		expectStatus(t, "second Listen on the same port and protocol", err, nd.ErrAddressAlreadyExists)
-	})
-	t.Run("Listen/SamePortOtherProtocol", func(t *testing.T) {
-		a, _ := OpenAdapters(t, p)
-		l := listen(t, a, 0)
-		l2, err := a.Listen(0, Protocol+1, l.Port())
-		if err != nil {
-			t.Fatalf("Listen on port %d with another protocol: %v", l.Port(), err)
-		}
-		defer l2.Close()
-		if l2.Port() != l.Port() {
-			t.Fatalf("Listen(port %d).Port() = %d", l.Port(), l2.Port())
-		}
-	})
-	t.Run("Listen/PortFreeAfterClose", func(t *testing.T) {
-		a, _ := OpenAdapters(t, p)
-		l := listen(t, a, 0)
-		port := l.Port()
-		if err := l.Close(); err != nil {
-			t.Fatalf("Listener.Close: %v", err)
-		}
-		l2, err := a.Listen(0, Protocol, port)
-		if err != nil {
-			t.Fatalf("Listen on port %d after its listener closed: %v", port, err)
-		}
+		expectStatus(t, "Listen(0, "+strconv.Itoa(proto)+", 0)", err, nd.ErrInvalidParameter2)
+	}
+}
+
+func adapterListenAssignsPort(t *testing.T, p nd.Provider) {
+	a, _ := OpenAdapters(t, p)
+	l1 := listen(t, a, 0)
+	l2 := listen(t, a, 0)
+	if l1.Port() == 0 || l2.Port() == 0 {
+		t.Fatalf("Listen with port 0 assigned ports %d and %d; want non-zero", l1.Port(), l2.Port())
+	}
+	if l1.Port() == l2.Port() {
+		t.Fatalf("two Listen calls with port 0 were both assigned port %d", l1.Port())
+	}
+}
+
+func adapterListenSamePortSameProtocol(t *testing.T, p nd.Provider) {
+	a, _ := OpenAdapters(t, p)
+	l := listen(t, a, 0)
+	l2, err := a.Listen(0, Protocol, l.Port())
+	if err == nil {
 		l2.Close()
-	})
-	t.Run("Close/LaterCallsDeviceRemoved", func(t *testing.T) { testAdapterClosed(t, p) })
-	t.Run("Close/BlockedGetConnectionRequestCanceled", func(t *testing.T) {
-		addrs, err := p.Addresses()
-		if err != nil || len(addrs) == 0 {
-			t.Fatalf("Addresses() = %v, %v", addrs, err)
-		}
-		a := openAdapter(t, p, addrs[0])
-		l := listen(t, a, 0)
-		req := startGetRequest(t, l, passiveSide(t, a))
-		req.parked(t)
+	}
+	expectStatus(t, "second Listen on the same port and protocol", err, nd.ErrAddressAlreadyExists)
+}
+
+func adapterListenSamePortOtherProtocol(t *testing.T, p nd.Provider) {
+	a, _ := OpenAdapters(t, p)
+	l := listen(t, a, 0)
+	l2, err := a.Listen(0, Protocol+1, l.Port())
+	if err != nil {
+		t.Fatalf("Listen on port %d with another protocol: %v", l.Port(), err)
+	}
+	defer l2.Close()
+	if l2.Port() != l.Port() {
+		t.Fatalf("Listen(port %d).Port() = %d", l.Port(), l2.Port())
+	}
+}
+
+func adapterListenPortFreeAfterClose(t *testing.T, p nd.Provider) {
+	a, _ := OpenAdapters(t, p)
+	l := listen(t, a, 0)
+	port := l.Port()
+	if err := l.Close(); err != nil {
+		t.Fatalf("Listener.Close: %v", err)
+	}
+	l2, err := a.Listen(0, Protocol, port)
+	if err != nil {
+		t.Fatalf("Listen on port %d after its listener closed: %v", port, err)
+	}
+	l2.Close()
+}
+
+func adapterCloseBlockedGetConnectionRequestCanceled(t *testing.T, p nd.Provider) {
+	addrs, err := p.Addresses()
+	if err != nil || len(addrs) == 0 {
+		t.Fatalf("Addresses() = %v, %v", addrs, err)
+	}
+	a := openAdapter(t, p, addrs[0])
+	l := listen(t, a, 0)
+	req := startGetRequest(t, l, passiveSide(t, a))
+	req.parked(t)
+	if err := a.Close(); err != nil {
+		t.Fatalf("Adapter.Close: %v", err)
+	}
+	expectStatus(t, "GetConnectionRequest blocked across Adapter.Close", req.wait(t), nd.ErrCanceled)
+}
+
+func adapterCloseIdempotent(t *testing.T, p nd.Provider) {
+	addrs, _ := p.Addresses()
+	if len(addrs) == 0 {
+		t.Fatal("no address")
+	}
+	a := openAdapter(t, p, addrs[0])
+	for i := range 2 {
 		if err := a.Close(); err != nil {
-			t.Fatalf("Adapter.Close: %v", err)
+			t.Fatalf("Adapter.Close #%d: %v", i+1, err)
 		}
-		expectStatus(t, "GetConnectionRequest blocked across Adapter.Close", req.wait(t), nd.ErrCanceled)
-	})
-	t.Run("Close/Idempotent", func(t *testing.T) {
-		addrs, _ := p.Addresses()
-		if len(addrs) == 0 {
-			t.Fatal("no address")
-		}
-		a := openAdapter(t, p, addrs[0])
-		for i := range 2 {
-			if err := a.Close(); err != nil {
-				t.Fatalf("Adapter.Close #%d: %v", i+1, err)
-			}
-		}
-	})
+	}
 }
 
 func testQuery(t *testing.T, p nd.Provider) {

@@ -9,57 +9,81 @@ import (
 	"github.com/godirect/nd"
 )
 
-func runConnection(t *testing.T, p nd.Provider) {
-	t.Run("Handshake/PrivateDataAndReadLimits", func(t *testing.T) { testHandshake(t, p) })
-	t.Run("Handshake/Addresses", func(t *testing.T) { testHandshakeAddresses(t, p) })
-	t.Run("GetConnectionData/SizeProtocol", func(t *testing.T) { testConnDataSize(t, p) })
-	t.Run("GetConnectionData/EmptyPrivateData", func(t *testing.T) { testConnDataEmpty(t, p) })
-	t.Run("GetConnectionData/NoPeer", func(t *testing.T) {
-		a, _ := OpenAdapters(t, p)
-		_, err := mustConnector(t, a).GetConnectionData(make([]byte, 16))
-		expectStatus(t, "GetConnectionData on a fresh connector", err, nd.ErrConnectionInvalid)
-	})
-	t.Run("PrivateData/MaxCallerData", func(t *testing.T) { testPrivateDataLimit(t, p, true, 0) })
-	t.Run("PrivateData/CallerDataTooLarge", func(t *testing.T) { testPrivateDataLimit(t, p, true, 1) })
-	t.Run("PrivateData/MaxCalleeData", func(t *testing.T) { testPrivateDataLimit(t, p, false, 0) })
-	t.Run("PrivateData/CalleeDataTooLarge", func(t *testing.T) { testPrivateDataLimit(t, p, false, 1) })
-	t.Run("PrivateData/RejectDataTooLarge", func(t *testing.T) { testRejectDataTooLarge(t, p) })
-	t.Run("PeerAddressBeforeAccept", func(t *testing.T) { testPeerAddressBeforeAccept(t, p) })
-	t.Run("AddressesBeforeConnect", func(t *testing.T) {
-		a, _ := OpenAdapters(t, p)
-		s := side(t, a)
-		_, err := s.Connector.GetLocalAddress()
-		expectStatus(t, "GetLocalAddress before connecting", err, nd.ErrConnectionInvalid)
-		_, err = s.Connector.GetPeerAddress()
-		expectStatus(t, "GetPeerAddress before connecting", err, nd.ErrConnectionInvalid)
-	})
-	t.Run("Refused/NoListener", func(t *testing.T) {
-		a, b := OpenAdapters(t, p)
-		l := listen(t, b, 0)
-		remote := addrOf(b, l)
-		if err := l.Close(); err != nil {
-			t.Fatalf("Listener.Close: %v", err)
-		}
-		s := side(t, a)
-		expectStatus(t, "Connect to a port nobody listens on", startConnect(t, s, remote, nil).wait(t), nd.ErrConnectionRefused)
-	})
-	t.Run("Refused/OtherProtocol", func(t *testing.T) {
-		a, b := OpenAdapters(t, p)
-		l, err := b.Listen(0, Protocol+1, 0)
-		if err != nil {
-			t.Fatalf("Listen: %v", err)
-		}
-		defer l.Close()
-		s := side(t, a)
-		expectStatus(t, "Connect naming another protocol than the listener's", startConnect(t, s, addrOf(b, l), nil).wait(t), nd.ErrConnectionRefused)
-	})
-	t.Run("BadNetworkName", func(t *testing.T) { testBadNetworkName(t, p) })
-	t.Run("Reject/ByPassive", func(t *testing.T) { testRejectByPassive(t, p) })
-	t.Run("Reject/ByActive", func(t *testing.T) { testRejectByActive(t, p) })
-	runConnectionListener(t, p)
-	runConnectionMisuse(t, p)
-	t.Run("Simultaneous/FourRanks", func(t *testing.T) { testSimultaneous(t, p) })
-	t.Run("ConnLite/32Connections", func(t *testing.T) { testConnLite(t, p) })
+// connectionCases check the handshake between a Connector and a Listener:
+// private data and read limits, addresses, connection data, refusal and
+// rejection. The group goes on with listenerCases, connectionMisuseCases
+// and connectionScaleCases.
+var connectionCases = []testCase{
+	{"Handshake/PrivateDataAndReadLimits", "nd-spi.md §7.6 INDConnector, §7.9 read-limit negotiation: each side's private data reaches the other, and the read limits are negotiated down to the peer's", testHandshake},
+	{"Handshake/Addresses", "nd-spi.md §7.6 INDConnector::GetLocalAddress/GetPeerAddress: each side of a connection reports the other's address as its peer's", testHandshakeAddresses},
+	{"GetConnectionData/SizeProtocol", "nd-spi.md §7.6 INDConnector::GetConnectionData: a buffer too small for the private data fails ND_BUFFER_OVERFLOW, left untouched, with the size needed", testConnDataSize},
+	{"GetConnectionData/EmptyPrivateData", "nd-spi.md §7.6 INDConnector::GetConnectionData: a connection without private data reports none and the read limits", testConnDataEmpty},
+	{"GetConnectionData/NoPeer", "nd-spi.md §7.6 INDConnector::GetConnectionData: a connector with no peer fails ND_CONNECTION_INVALID", connGetConnectionDataNoPeer},
+	{"PrivateData/MaxCallerData", "nd-spi.md §7.6 INDConnector::Connect: private data of MaxCallerData bytes is carried", connPrivateDataMaxCallerData},
+	{"PrivateData/CallerDataTooLarge", "nd-spi.md §7.6 INDConnector::Connect: private data beyond MaxCallerData fails ND_INVALID_BUFFER_SIZE", connPrivateDataCallerDataTooLarge},
+	{"PrivateData/MaxCalleeData", "nd-spi.md §7.6 INDConnector::Accept: private data of MaxCalleeData bytes is carried", connPrivateDataMaxCalleeData},
+	{"PrivateData/CalleeDataTooLarge", "nd-spi.md §7.6 INDConnector::Accept: private data beyond MaxCalleeData fails ND_INVALID_BUFFER_SIZE", connPrivateDataCalleeDataTooLarge},
+	{"PrivateData/RejectDataTooLarge", "nd-spi.md §7.6 INDConnector::Reject: private data beyond MaxCalleeData fails ND_INVALID_BUFFER_SIZE", testRejectDataTooLarge},
+	{"PeerAddressBeforeAccept", "nd-spi.md §7.6 INDConnector::GetPeerAddress: the passive side knows its peer's address once it holds the request, before Accept", testPeerAddressBeforeAccept},
+	{"AddressesBeforeConnect", "nd-spi.md §7.6 INDConnector::GetLocalAddress/GetPeerAddress: before a connection they fail ND_CONNECTION_INVALID", connAddressesBeforeConnect},
+	{"Refused/NoListener", "nd-spi.md §7.6 INDConnector::Connect: a Connect to a port nobody listens on fails ND_CONNECTION_REFUSED", connRefusedNoListener},
+	{"Refused/OtherProtocol", "nd-spi.md §7.6 INDConnector::Connect: a Connect naming another protocol than the listener's fails ND_CONNECTION_REFUSED", connRefusedOtherProtocol},
+	{"BadNetworkName", "nd-spi.md §7.6 INDConnector::Connect: a Connect to an address no adapter serves fails ND_BAD_NETWORK_NAME", testBadNetworkName},
+	{"Reject/ByPassive", "nd-spi.md §7.6 INDConnector::Reject: the passive side's Reject fails the active side's Connect with ND_CONNECTION_REFUSED, carrying the private data", testRejectByPassive},
+	{"Reject/ByActive", "nd-spi.md §7.6 INDConnector::Reject: the active side may Reject after Connect instead of CompleteConnect; the passive side's Accept fails ND_CONNECTION_REFUSED", testRejectByActive},
+}
+
+func connGetConnectionDataNoPeer(t *testing.T, p nd.Provider) {
+	a, _ := OpenAdapters(t, p)
+	_, err := mustConnector(t, a).GetConnectionData(make([]byte, 16))
+	expectStatus(t, "GetConnectionData on a fresh connector", err, nd.ErrConnectionInvalid)
+}
+
+func connPrivateDataMaxCallerData(t *testing.T, p nd.Provider) {
+	testPrivateDataLimit(t, p, true, 0)
+}
+
+func connPrivateDataCallerDataTooLarge(t *testing.T, p nd.Provider) {
+	testPrivateDataLimit(t, p, true, 1)
+}
+
+func connPrivateDataMaxCalleeData(t *testing.T, p nd.Provider) {
+	testPrivateDataLimit(t, p, false, 0)
+}
+
+func connPrivateDataCalleeDataTooLarge(t *testing.T, p nd.Provider) {
+	testPrivateDataLimit(t, p, false, 1)
+}
+
+func connAddressesBeforeConnect(t *testing.T, p nd.Provider) {
+	a, _ := OpenAdapters(t, p)
+	s := side(t, a)
+	_, err := s.Connector.GetLocalAddress()
+	expectStatus(t, "GetLocalAddress before connecting", err, nd.ErrConnectionInvalid)
+	_, err = s.Connector.GetPeerAddress()
+	expectStatus(t, "GetPeerAddress before connecting", err, nd.ErrConnectionInvalid)
+}
+
+func connRefusedNoListener(t *testing.T, p nd.Provider) {
+	a, b := OpenAdapters(t, p)
+	l := listen(t, b, 0)
+	remote := addrOf(b, l)
+	if err := l.Close(); err != nil {
+		t.Fatalf("Listener.Close: %v", err)
+	}
+	s := side(t, a)
+	expectStatus(t, "Connect to a port nobody listens on", startConnect(t, s, remote, nil).wait(t), nd.ErrConnectionRefused)
+}
+
+func connRefusedOtherProtocol(t *testing.T, p nd.Provider) {
+	a, b := OpenAdapters(t, p)
+	l, err := b.Listen(0, Protocol+1, 0)
+	if err != nil {
+		t.Fatalf("Listen: %v", err)
+	}
+	defer l.Close()
+	s := side(t, a)
+	expectStatus(t, "Connect naming another protocol than the listener's", startConnect(t, s, addrOf(b, l), nil).wait(t), nd.ErrConnectionRefused)
 }
 
 // handshake is a connection in progress: the active side has called

@@ -7,43 +7,50 @@ import (
 	"github.com/godirect/nd"
 )
 
-// Listener cases: closing, FIFO hand-out, backlog, cancellation.
-func runConnectionListener(t *testing.T, p nd.Provider) {
-	t.Run("ListenerClosed/LaterConnectRefused", func(t *testing.T) {
-		a, b := OpenAdapters(t, p)
-		l := listen(t, b, 0)
-		// The listener works before it closes.
-		connectTo(t, side(t, a), b, l, nil)
-		if err := l.Close(); err != nil {
-			t.Fatalf("Listener.Close: %v", err)
-		}
-		err := startConnect(t, side(t, a), addrOf(b, l), nil).wait(t)
-		expectStatus(t, "Connect after the listener closed", err, nd.ErrConnectionRefused)
-	})
-	t.Run("ListenerClosed/WaitingGetConnectionRequestCanceled", func(t *testing.T) {
-		_, b := OpenAdapters(t, p)
-		l := listen(t, b, 0)
-		req := startGetRequest(t, l, passiveSide(t, b))
-		req.parked(t)
-		if err := l.Close(); err != nil {
-			t.Fatalf("Listener.Close: %v", err)
-		}
-		expectStatus(t, "GetConnectionRequest waiting across Listener.Close", req.wait(t), nd.ErrCanceled)
-	})
-	t.Run("GetConnectionRequest/ContextCanceled", func(t *testing.T) {
-		a, b := OpenAdapters(t, p)
-		l := listen(t, b, 0)
-		c, cancel := cancelableCtx(t)
-		ps := passiveSide(t, b)
-		req := start("GetConnectionRequest", func() error { return l.GetConnectionRequest(c, ps.Connector) })
-		req.parked(t)
-		cancel()
-		expectCanceled(t, "GetConnectionRequest with its context canceled", req.wait(t))
-		// The listener still serves requests.
-		connectTo(t, side(t, a), b, l, nil)
-	})
-	t.Run("GetConnectionRequest/FIFO", func(t *testing.T) { testRequestFIFO(t, p) })
-	t.Run("Backlog/SecondConnectRefused", func(t *testing.T) { testBacklog(t, p) })
+// listenerCases check a Listener: closing it, the FIFO hand-out of
+// requests, its backlog, and canceling GetConnectionRequest.
+var listenerCases = []testCase{
+	{"ListenerClosed/LaterConnectRefused", "nd-spi.md §7.7 INDListen: after a listener closes, a Connect to its port is refused", listenerListenerClosedLaterConnectRefused},
+	{"ListenerClosed/WaitingGetConnectionRequestCanceled", "nd-spi.md §7.7 INDListen: closing the listener completes a waiting GetConnectionRequest with ND_CANCELED", listenerListenerClosedWaitingGetConnectionRequestCanceled},
+	{"GetConnectionRequest/ContextCanceled", "nd-spi.md §6 CancelOverlappedRequests: a canceled GetConnectionRequest returns ND_CANCELED and the listener keeps working", listenerGetConnectionRequestContextCanceled},
+	{"GetConnectionRequest/FIFO", "nd-spi.md §7.7 INDListen::GetConnectionRequest: requests are handed out in the order they arrived", testRequestFIFO},
+	{"Backlog/SecondConnectRefused", "nd-spi.md §7.3 INDAdapter::Listen: a Connect beyond the listener's backlog is refused", testBacklog},
+}
+
+func listenerListenerClosedLaterConnectRefused(t *testing.T, p nd.Provider) {
+	a, b := OpenAdapters(t, p)
+	l := listen(t, b, 0)
+	// The listener works before it closes.
+	connectTo(t, side(t, a), b, l, nil)
+	if err := l.Close(); err != nil {
+		t.Fatalf("Listener.Close: %v", err)
+	}
+	err := startConnect(t, side(t, a), addrOf(b, l), nil).wait(t)
+	expectStatus(t, "Connect after the listener closed", err, nd.ErrConnectionRefused)
+}
+
+func listenerListenerClosedWaitingGetConnectionRequestCanceled(t *testing.T, p nd.Provider) {
+	_, b := OpenAdapters(t, p)
+	l := listen(t, b, 0)
+	req := startGetRequest(t, l, passiveSide(t, b))
+	req.parked(t)
+	if err := l.Close(); err != nil {
+		t.Fatalf("Listener.Close: %v", err)
+	}
+	expectStatus(t, "GetConnectionRequest waiting across Listener.Close", req.wait(t), nd.ErrCanceled)
+}
+
+func listenerGetConnectionRequestContextCanceled(t *testing.T, p nd.Provider) {
+	a, b := OpenAdapters(t, p)
+	l := listen(t, b, 0)
+	c, cancel := cancelableCtx(t)
+	ps := passiveSide(t, b)
+	req := start("GetConnectionRequest", func() error { return l.GetConnectionRequest(c, ps.Connector) })
+	req.parked(t)
+	cancel()
+	expectCanceled(t, "GetConnectionRequest with its context canceled", req.wait(t))
+	// The listener still serves requests.
+	connectTo(t, side(t, a), b, l, nil)
 }
 
 func testRequestFIFO(t *testing.T, p nd.Provider) {

@@ -8,6 +8,13 @@ import (
 	"github.com/godirect/nd"
 )
 
+// connectionScaleCases check many connections at once: ndmpic's
+// simultaneous connects and ndconnlite's series of short connections.
+var connectionScaleCases = []testCase{
+	{"Simultaneous/FourRanks", "nd-spi.md §11.1 (ndmpic), §12: ranks connecting to each other both ways at once resolve each pair by rejecting one attempt", testSimultaneous},
+	{"ConnLite/32Connections", "nd-spi.md §11.1 (ndconnlite), §8: a series of connections, each made, used and torn down, leaves the adapters working", testConnLite},
+}
+
 // testSimultaneous reproduces ndmpic's pattern compactly: four ranks, the
 // even ones on one adapter and the odd ones on the other, each listening;
 // every pair of ranks connects both ways at once. Of the two attempts of a

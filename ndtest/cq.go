@@ -11,158 +11,180 @@ import (
 // completions are made by the active side's Sends into Receives the passive
 // side posted (the active side sends first, as iWARP wants).
 
-func runCQ(t *testing.T, p nd.Provider) {
-	t.Run("NotifyAny/FiresOnNextCompletion", func(t *testing.T) {
-		e := newCQEnv(t, p)
-		r := e.recv(t)
-		ExpectEmpty(t, e.cq)
-		n := startNotify(t, e.cq, nd.NotifyAny)
-		n.parked(t)
-		e.send(t, 0)
-		expectStatus(t, "Notify(NotifyAny)", n.wait(t), nd.Success)
-		wantResult(t, pollFor(t, e.cq), r, nd.Success, cqMsg)
-	})
-	t.Run("NotifyAny/CompletionBeforeNotify", func(t *testing.T) {
-		// The race rule: GetResults found the queue empty, a completion
-		// arrived, then Notify was called: it fires at once.
-		e := newCQEnv(t, p)
-		r := e.recv(t)
-		ExpectEmpty(t, e.cq)
-		e.send(t, 0)
-		expectStatus(t, "Notify(NotifyAny) after a completion arrived", e.cq.Notify(ctx(t), nd.NotifyAny), nd.Success)
-		wantResult(t, pollFor(t, e.cq), r, nd.Success, cqMsg)
-	})
-	t.Run("NotifyAny/FiredCompletionDoesNotFireAgain", func(t *testing.T) {
-		e := newCQEnv(t, p)
-		r1, r2 := e.recv(t), e.recv(t)
-		ExpectEmpty(t, e.cq)
-		n1 := startNotify(t, e.cq, nd.NotifyAny)
-		n1.parked(t)
-		e.send(t, 0)
-		expectStatus(t, "first Notify", n1.wait(t), nd.Success)
-		// The first completion, still queued, already fired a notification.
-		n2 := startNotify(t, e.cq, nd.NotifyAny)
-		n2.parked(t)
-		e.send(t, 0)
-		expectStatus(t, "second Notify", n2.wait(t), nd.Success)
-		e.expectResults(t, r1, r2)
-	})
-	t.Run("NotifyAny/OneFiringCompletesAllWaiters", func(t *testing.T) {
-		e := newCQEnv(t, p)
-		r := e.recv(t)
-		ExpectEmpty(t, e.cq)
-		var ns [3]*call
-		for i := range ns {
-			ns[i] = startNotify(t, e.cq, nd.NotifyAny)
-			ns[i].parked(t)
+// cqCases check a CompletionQueue: Notify of each type, its cancellation
+// and its end at Close, overrun, Resize and GetResults.
+var cqCases = []testCase{
+	{"NotifyAny/FiresOnNextCompletion", "nd-spi.md §7.4 INDCompletionQueue::Notify: ND_CQ_NOTIFY_ANY completes on the next completion", cqNotifyAnyFiresOnNextCompletion},
+	{"NotifyAny/CompletionBeforeNotify", "nd-spi.md §7.4 INDCompletionQueue::Notify: a completion already queued when Notify is called completes it at once", cqNotifyAnyCompletionBeforeNotify},
+	{"NotifyAny/FiredCompletionDoesNotFireAgain", "nd-spi.md §7.4 INDCompletionQueue::Notify: a completion fires one Notify only", cqNotifyAnyFiredCompletionDoesNotFireAgain},
+	{"NotifyAny/OneFiringCompletesAllWaiters", `docs/semantics.md "Completions and queues": one completion completes every Notify waiting on the queue`, cqNotifyAnyOneFiringCompletesAllWaiters},
+	{"NotifySolicited/NotFiredByOrdinaryCompletion", "nd-spi.md §7.4 INDCompletionQueue::Notify: ND_CQ_NOTIFY_SOLICITED ignores completions that were not solicited", cqNotifySolicitedNotFiredByOrdinaryCompletion},
+	{"NotifySolicited/FiredByErrorCompletion", "nd-spi.md §7.4 INDCompletionQueue::Notify: an error completion fires ND_CQ_NOTIFY_SOLICITED", cqNotifySolicitedFiredByErrorCompletion},
+	{"NotifyErrors/NotFiredByCompletion", "nd-spi.md §10.4 IND2CompletionQueue::Notify: ND_CQ_NOTIFY_ERRORS ignores successful completions", cqNotifyErrorsNotFiredByCompletion},
+	{"Notify/ContextCanceled", "nd-spi.md §6 CancelOverlappedRequests: a canceled Notify returns ND_CANCELED", cqNotifyContextCanceled},
+	{"Notify/CancelOrder", "nd-spi.md §6 CancelOverlappedRequests: canceled Notifies return ND_CANCELED and a later Notify still fires", cqNotifyCancelOrder},
+	{"Close/WaitingNotifyCanceled", "nd-spi.md §6: closing the queue completes a waiting Notify with ND_CANCELED", cqCloseWaitingNotifyCanceled},
+	{"Overrun", "nd-spi.md §7.4 INDCompletionQueue: completions beyond the queue's size overrun it; Notify then reports ND_BUFFER_OVERFLOW", testOverrun},
+	{"Resize", "nd-spi.md §7.4 INDCompletionQueue::Resize: resizing keeps the queued completions; below them it fails ND_BUFFER_OVERFLOW, beyond MaxCQEntries ND_INVALID_PARAMETER", testResize},
+	{"GetResults/AtMostLen", "nd-spi.md §7.4 INDCompletionQueue::GetResults: returns at most as many Results as asked for, oldest first", testGetResultsLen},
+	{"GetResults/SharedCQPerEndpointOrder", "nd-spi.md §9: on a queue shared by endpoints each endpoint's completions keep its post order", testSharedCQOrder},
+}
+
+func cqNotifyAnyFiresOnNextCompletion(t *testing.T, p nd.Provider) {
+	e := newCQEnv(t, p)
+	r := e.recv(t)
+	ExpectEmpty(t, e.cq)
+	n := startNotify(t, e.cq, nd.NotifyAny)
+	n.parked(t)
+	e.send(t, 0)
+	expectStatus(t, "Notify(NotifyAny)", n.wait(t), nd.Success)
+	wantResult(t, pollFor(t, e.cq), r, nd.Success, cqMsg)
+}
+
+func cqNotifyAnyCompletionBeforeNotify(t *testing.T, p nd.Provider) {
+	// The race rule: GetResults found the queue empty, a completion
+	// arrived, then Notify was called: it fires at once.
+	e := newCQEnv(t, p)
+	r := e.recv(t)
+	ExpectEmpty(t, e.cq)
+	e.send(t, 0)
+	expectStatus(t, "Notify(NotifyAny) after a completion arrived", e.cq.Notify(ctx(t), nd.NotifyAny), nd.Success)
+	wantResult(t, pollFor(t, e.cq), r, nd.Success, cqMsg)
+}
+
+func cqNotifyAnyFiredCompletionDoesNotFireAgain(t *testing.T, p nd.Provider) {
+	e := newCQEnv(t, p)
+	r1, r2 := e.recv(t), e.recv(t)
+	ExpectEmpty(t, e.cq)
+	n1 := startNotify(t, e.cq, nd.NotifyAny)
+	n1.parked(t)
+	e.send(t, 0)
+	expectStatus(t, "first Notify", n1.wait(t), nd.Success)
+	// The first completion, still queued, already fired a notification.
+	n2 := startNotify(t, e.cq, nd.NotifyAny)
+	n2.parked(t)
+	e.send(t, 0)
+	expectStatus(t, "second Notify", n2.wait(t), nd.Success)
+	e.expectResults(t, r1, r2)
+}
+
+func cqNotifyAnyOneFiringCompletesAllWaiters(t *testing.T, p nd.Provider) {
+	e := newCQEnv(t, p)
+	r := e.recv(t)
+	ExpectEmpty(t, e.cq)
+	var ns [3]*call
+	for i := range ns {
+		ns[i] = startNotify(t, e.cq, nd.NotifyAny)
+		ns[i].parked(t)
+	}
+	e.send(t, 0)
+	for i, n := range ns {
+		expectStatus(t, "Notify #"+string(rune('1'+i)), n.wait(t), nd.Success)
+	}
+	// That completion has fired: a new Notify waits.
+	c, cancel := cancelableCtx(t)
+	late := start("Notify", func() error { return e.cq.Notify(c, nd.NotifyAny) })
+	late.parked(t)
+	cancel()
+	expectCanceled(t, "Notify after the firing", late.wait(t))
+	wantResult(t, pollFor(t, e.cq), r, nd.Success, cqMsg)
+}
+
+func cqNotifySolicitedNotFiredByOrdinaryCompletion(t *testing.T, p nd.Provider) {
+	e := newCQEnv(t, p)
+	r1, r2 := e.recv(t), e.recv(t)
+	ExpectEmpty(t, e.cq)
+	n := startNotify(t, e.cq, nd.NotifySolicited)
+	n.parked(t)
+	e.send(t, 0)
+	wantResult(t, pollFor(t, e.cq), r1, nd.Success, cqMsg)
+	n.notReturned(t, "an ordinary Receive completion does not satisfy NotifySolicited")
+	e.send(t, nd.FlagSendAndSolicitEvent)
+	expectStatus(t, "Notify(NotifySolicited) after a solicited Send", n.wait(t), nd.Success)
+	wantResult(t, pollFor(t, e.cq), r2, nd.Success, cqMsg)
+}
+
+func cqNotifySolicitedFiredByErrorCompletion(t *testing.T, p nd.Provider) {
+	e := newCQEnv(t, p)
+	r := e.recv(t)
+	ExpectEmpty(t, e.cq)
+	n := startNotify(t, e.cq, nd.NotifySolicited)
+	n.parked(t)
+	if err := e.pr.Passive.Endpoint.Flush(); err != nil {
+		t.Fatalf("Flush: %v", err)
+	}
+	expectStatus(t, "Notify(NotifySolicited) after an error completion", n.wait(t), nd.Success)
+	wantResult(t, pollFor(t, e.cq), r, nd.ErrCanceled, -1)
+}
+
+func cqNotifyErrorsNotFiredByCompletion(t *testing.T, p nd.Provider) {
+	e := newCQEnv(t, p)
+	r := e.recv(t)
+	ExpectEmpty(t, e.cq)
+	c, cancel := cancelableCtx(t)
+	n := start("Notify(NotifyErrors)", func() error { return e.cq.Notify(c, nd.NotifyErrors) })
+	n.parked(t)
+	e.send(t, 0)
+	wantResult(t, pollFor(t, e.cq), r, nd.Success, cqMsg)
+	n.notReturned(t, "a completion is not an error of the queue")
+	cancel()
+	expectCanceled(t, "Notify(NotifyErrors) canceled", n.wait(t))
+}
+
+func cqNotifyContextCanceled(t *testing.T, p nd.Provider) {
+	e := newCQEnv(t, p)
+	r := e.recv(t)
+	ExpectEmpty(t, e.cq)
+	c, cancel := cancelableCtx(t)
+	n := start("Notify", func() error { return e.cq.Notify(c, nd.NotifyAny) })
+	n.parked(t)
+	cancel()
+	expectCanceled(t, "Notify with its context canceled", n.wait(t))
+	// The queue still notifies.
+	n2 := startNotify(t, e.cq, nd.NotifyAny)
+	n2.parked(t)
+	e.send(t, 0)
+	expectStatus(t, "Notify after a canceled one", n2.wait(t), nd.Success)
+	wantResult(t, pollFor(t, e.cq), r, nd.Success, cqMsg)
+}
+
+func cqNotifyCancelOrder(t *testing.T, p nd.Provider) {
+	// ndcq: two Notify calls on one queue, canceled in order and in
+	// reverse order, repeatedly; each cancel ends only its own call.
+	e := newCQEnv(t, p)
+	for i := range 10 {
+		var ns [2]*call
+		var cancels [2]context.CancelFunc
+		for k := range ns {
+			c, cancel := cancelableCtx(t)
+			cancels[k] = cancel
+			ns[k] = start("Notify", func() error { return e.cq.Notify(c, nd.NotifyAny) })
+			ns[k].parked(t)
 		}
-		e.send(t, 0)
-		for i, n := range ns {
-			expectStatus(t, "Notify #"+string(rune('1'+i)), n.wait(t), nd.Success)
-		}
-		// That completion has fired: a new Notify waits.
-		c, cancel := cancelableCtx(t)
-		late := start("Notify", func() error { return e.cq.Notify(c, nd.NotifyAny) })
-		late.parked(t)
-		cancel()
-		expectCanceled(t, "Notify after the firing", late.wait(t))
-		wantResult(t, pollFor(t, e.cq), r, nd.Success, cqMsg)
-	})
-	t.Run("NotifySolicited/NotFiredByOrdinaryCompletion", func(t *testing.T) {
-		e := newCQEnv(t, p)
-		r1, r2 := e.recv(t), e.recv(t)
-		ExpectEmpty(t, e.cq)
-		n := startNotify(t, e.cq, nd.NotifySolicited)
-		n.parked(t)
-		e.send(t, 0)
-		wantResult(t, pollFor(t, e.cq), r1, nd.Success, cqMsg)
-		n.notReturned(t, "an ordinary Receive completion does not satisfy NotifySolicited")
-		e.send(t, nd.FlagSendAndSolicitEvent)
-		expectStatus(t, "Notify(NotifySolicited) after a solicited Send", n.wait(t), nd.Success)
-		wantResult(t, pollFor(t, e.cq), r2, nd.Success, cqMsg)
-	})
-	t.Run("NotifySolicited/FiredByErrorCompletion", func(t *testing.T) {
-		e := newCQEnv(t, p)
-		r := e.recv(t)
-		ExpectEmpty(t, e.cq)
-		n := startNotify(t, e.cq, nd.NotifySolicited)
-		n.parked(t)
-		if err := e.pr.Passive.Endpoint.Flush(); err != nil {
-			t.Fatalf("Flush: %v", err)
-		}
-		expectStatus(t, "Notify(NotifySolicited) after an error completion", n.wait(t), nd.Success)
-		wantResult(t, pollFor(t, e.cq), r, nd.ErrCanceled, -1)
-	})
-	t.Run("NotifyErrors/NotFiredByCompletion", func(t *testing.T) {
-		e := newCQEnv(t, p)
-		r := e.recv(t)
-		ExpectEmpty(t, e.cq)
-		c, cancel := cancelableCtx(t)
-		n := start("Notify(NotifyErrors)", func() error { return e.cq.Notify(c, nd.NotifyErrors) })
-		n.parked(t)
-		e.send(t, 0)
-		wantResult(t, pollFor(t, e.cq), r, nd.Success, cqMsg)
-		n.notReturned(t, "a completion is not an error of the queue")
-		cancel()
-		expectCanceled(t, "Notify(NotifyErrors) canceled", n.wait(t))
-	})
-	t.Run("Notify/ContextCanceled", func(t *testing.T) {
-		e := newCQEnv(t, p)
-		r := e.recv(t)
-		ExpectEmpty(t, e.cq)
-		c, cancel := cancelableCtx(t)
-		n := start("Notify", func() error { return e.cq.Notify(c, nd.NotifyAny) })
-		n.parked(t)
-		cancel()
-		expectCanceled(t, "Notify with its context canceled", n.wait(t))
-		// The queue still notifies.
-		n2 := startNotify(t, e.cq, nd.NotifyAny)
-		n2.parked(t)
-		e.send(t, 0)
-		expectStatus(t, "Notify after a canceled one", n2.wait(t), nd.Success)
-		wantResult(t, pollFor(t, e.cq), r, nd.Success, cqMsg)
-	})
-	t.Run("Notify/CancelOrder", func(t *testing.T) {
-		// ndcq: two Notify calls on one queue, canceled in order and in
-		// reverse order, repeatedly; each cancel ends only its own call.
-		e := newCQEnv(t, p)
-		for i := range 10 {
-			var ns [2]*call
-			var cancels [2]context.CancelFunc
-			for k := range ns {
-				c, cancel := cancelableCtx(t)
-				cancels[k] = cancel
-				ns[k] = start("Notify", func() error { return e.cq.Notify(c, nd.NotifyAny) })
-				ns[k].parked(t)
-			}
-			first := i % 2 // in order, then reverse order
-			cancels[first]()
-			expectCanceled(t, "the Notify canceled first", ns[first].wait(t))
-			ns[1-first].notReturned(t, "its own context is not canceled")
-			cancels[1-first]()
-			expectCanceled(t, "the Notify canceled second", ns[1-first].wait(t))
-		}
-		r := e.recv(t)
-		n := startNotify(t, e.cq, nd.NotifyAny)
-		n.parked(t)
-		e.send(t, 0)
-		expectStatus(t, "Notify after the canceled ones", n.wait(t), nd.Success)
-		wantResult(t, pollFor(t, e.cq), r, nd.Success, cqMsg)
-	})
-	t.Run("Close/WaitingNotifyCanceled", func(t *testing.T) {
-		a, _ := OpenAdapters(t, p)
-		cq := mustCQ(t, a, 4)
-		n := startNotify(t, cq, nd.NotifyAny)
-		n.parked(t)
-		if err := cq.Close(); err != nil {
-			t.Fatalf("CompletionQueue.Close: %v", err)
-		}
-		expectStatus(t, "Notify waiting across Close", n.wait(t), nd.ErrCanceled)
-	})
-	t.Run("Overrun", func(t *testing.T) { testOverrun(t, p) })
-	t.Run("Resize", func(t *testing.T) { testResize(t, p) })
-	t.Run("GetResults/AtMostLen", func(t *testing.T) { testGetResultsLen(t, p) })
-	t.Run("GetResults/SharedCQPerEndpointOrder", func(t *testing.T) { testSharedCQOrder(t, p) })
+		first := i % 2 // in order, then reverse order
+		cancels[first]()
+		expectCanceled(t, "the Notify canceled first", ns[first].wait(t))
+		ns[1-first].notReturned(t, "its own context is not canceled")
+		cancels[1-first]()
+		expectCanceled(t, "the Notify canceled second", ns[1-first].wait(t))
+	}
+	r := e.recv(t)
+	n := startNotify(t, e.cq, nd.NotifyAny)
+	n.parked(t)
+	e.send(t, 0)
+	expectStatus(t, "Notify after the canceled ones", n.wait(t), nd.Success)
+	wantResult(t, pollFor(t, e.cq), r, nd.Success, cqMsg)
+}
+
+func cqCloseWaitingNotifyCanceled(t *testing.T, p nd.Provider) {
+	a, _ := OpenAdapters(t, p)
+	cq := mustCQ(t, a, 4)
+	n := startNotify(t, cq, nd.NotifyAny)
+	n.parked(t)
+	if err := cq.Close(); err != nil {
+		t.Fatalf("CompletionQueue.Close: %v", err)
+	}
+	expectStatus(t, "Notify waiting across Close", n.wait(t), nd.ErrCanceled)
 }
 
 const cqMsg = 16 // bytes of each Send the CQ cases make

@@ -7,14 +7,32 @@ package ndtest
 import (
 	"context"
 	"net/netip"
+	"slices"
 	"testing"
 
 	"github.com/godirect/nd"
 )
 
-func runLifecycle(t *testing.T, p nd.Provider) {
+// lifecycleCases check closing objects: each object alone, the shared
+// queue, each pair of objects closed in each order with requests in flight,
+// a connector's second endpoint, inline data whose sink closes, and a
+// property test of random programs.
+var lifecycleCases = slices.Concat(afterCloseCases(), []testCase{
+	{"AfterClose/SharedCQ", `docs/semantics.md "What a later call returns": after a shared queue's Close every later call returns the status named there`, lifecycleAfterCloseSharedCQ},
+}, inFlightCases(), []testCase{
+	{"CreateEndpointAgain", "nd-spi.md §7.6 INDConnector::CreateEndpoint: a second endpoint fails ND_NOT_SUPPORTED while the first is open; once it closed (later calls ND_INVALID_HANDLE) the connector takes a new one", testCreateEndpointAgain},
+	{"InlineSink/Receive", "reference/INDEndpoint-Receive.txt: a Receive into an SGE without a region (inline) is accepted and completes ND_ACCESS_VIOLATION", lifecycleInlineSinkReceive},
+	{"InlineSink/Read", "reference/INDEndpoint-Read.txt: a Read into an SGE without a region (inline) is accepted and completes ND_ACCESS_VIOLATION", lifecycleInlineSinkRead},
+	{"Property", `docs/semantics.md "Closing objects": random programs of posts and Closes keep every rule above (each request completes once, no hang)`, runLifecycleProperty},
+})
+
+// afterCloseCases are one case per object of the active side: after its
+// Close, every later call of either side returns what docs/semantics.md
+// says and the pre-posted Receives are canceled.
+func afterCloseCases() []testCase {
+	var cases []testCase
 	for _, o := range []lcObject{objAdapter, objInCQ, objOutCQ, objConnector, objEndpoint} {
-		t.Run("AfterClose/"+o.String(), func(t *testing.T) {
+		cases = append(cases, testCase{"AfterClose/" + o.String(), `docs/semantics.md "What a later call returns": after one object's Close every later call of either side returns the status named there, and pre-posted Receives complete ND_CANCELED`, func(t *testing.T, p nd.Provider) {
 			w := mustWorld(t, p, false)
 			w.close(w.active, o)
 			w.laterCalls(w.active)
@@ -24,46 +42,43 @@ func runLifecycle(t *testing.T, p nd.Provider) {
 			w.drain()
 			w.report(t, "after "+o.String()+".Close")
 			w.expectPrePostedCanceled(t)
-		})
+		}})
 	}
-	t.Run("AfterClose/SharedCQ", func(t *testing.T) {
-		w := mustWorld(t, p, true)
-		w.close(w.active, objInCQ)
-		w.laterCalls(w.active)
-		w.closeEverything(nil)
-		w.drain()
-		w.report(t, "after the shared queue's Close")
-		w.expectPrePostedCanceled(t)
-	})
-	pairs := []struct {
-		side *bool // nil: active
-		o    lcObject
-	}{}
-	passive := true
+	return cases
+}
+
+// closing is an object of one side that an InFlight case closes.
+type closing struct {
+	passive bool
+	o       lcObject
+}
+
+func (c closing) String() string {
+	if c.passive {
+		return "Passive" + c.o.String()
+	}
+	return c.o.String()
+}
+
+// inFlightCases are one case per ordered pair of objects (of the active
+// side, or the passive side's adapter, connector, endpoint and listener):
+// both are closed, in that order, while a Send, a Read and a Write of the
+// active side and a Read of the passive side are in flight.
+func inFlightCases() []testCase {
+	var objs []closing
 	for _, o := range []lcObject{objAdapter, objInCQ, objOutCQ, objConnector, objEndpoint, objRegion, objWindow} {
-		pairs = append(pairs, struct {
-			side *bool
-			o    lcObject
-		}{nil, o})
+		objs = append(objs, closing{false, o})
 	}
 	for _, o := range []lcObject{objAdapter, objConnector, objEndpoint, objListener} {
-		pairs = append(pairs, struct {
-			side *bool
-			o    lcObject
-		}{&passive, o})
+		objs = append(objs, closing{true, o})
 	}
-	name := func(i int) string {
-		if pairs[i].side != nil {
-			return "Passive" + pairs[i].o.String()
-		}
-		return pairs[i].o.String()
-	}
-	for i := range pairs {
-		for j := range pairs {
+	var cases []testCase
+	for i, first := range objs {
+		for j, second := range objs {
 			if i == j {
 				continue
 			}
-			t.Run("InFlight/"+name(i)+"Then"+name(j), func(t *testing.T) {
+			cases = append(cases, testCase{"InFlight/" + first.String() + "Then" + second.String(), `docs/semantics.md "What closing does": any two objects closed in either order with requests in flight complete every request once, with the status named there`, func(t *testing.T, p nd.Provider) {
 				w := mustWorld(t, p, false)
 				// In flight: the pre-posted Receives, and whatever of these
 				// has not completed yet.
@@ -72,13 +87,13 @@ func runLifecycle(t *testing.T, p nd.Provider) {
 				w.post(w.active, opWrite)
 				w.post(w.passive, opRead)
 				ends := false
-				for _, k := range []int{i, j} {
+				for _, c := range []closing{first, second} {
 					s := w.active
-					if pairs[k].side != nil {
+					if c.passive {
 						s = w.passive
 					}
-					w.close(s, pairs[k].o)
-					ends = ends || (pairs[k].o != objRegion && pairs[k].o != objWindow && pairs[k].o != objListener)
+					w.close(s, c.o)
+					ends = ends || (c.o != objRegion && c.o != objWindow && c.o != objListener)
 				}
 				if ends {
 					w.awaitEnd(w.active)
@@ -88,14 +103,29 @@ func runLifecycle(t *testing.T, p nd.Provider) {
 				w.laterCalls(w.passive)
 				w.closeEverything(nil)
 				w.drain()
-				w.report(t, name(i)+" then "+name(j))
-			})
+				w.report(t, first.String()+" then "+second.String())
+			}})
 		}
 	}
-	t.Run("CreateEndpointAgain", func(t *testing.T) { testCreateEndpointAgain(t, p) })
-	t.Run("InlineSink/Receive", func(t *testing.T) { testInlineSink(t, p, false) })
-	t.Run("InlineSink/Read", func(t *testing.T) { testInlineSink(t, p, true) })
-	t.Run("Property", func(t *testing.T) { runLifecycleProperty(t, p) })
+	return cases
+}
+
+func lifecycleAfterCloseSharedCQ(t *testing.T, p nd.Provider) {
+	w := mustWorld(t, p, true)
+	w.close(w.active, objInCQ)
+	w.laterCalls(w.active)
+	w.closeEverything(nil)
+	w.drain()
+	w.report(t, "after the shared queue's Close")
+	w.expectPrePostedCanceled(t)
+}
+
+func lifecycleInlineSinkReceive(t *testing.T, p nd.Provider) {
+	testInlineSink(t, p, false)
+}
+
+func lifecycleInlineSinkRead(t *testing.T, p nd.Provider) {
+	testInlineSink(t, p, true)
 }
 
 // mustWorld is newLCWorld for a test case, closed when the test ends.

@@ -6,28 +6,75 @@
 //
 // Every case is a named subtest, so one case can be run with
 // -run 'TestConformance/Send/ZeroByte'.
+//
+// The suite is a table of ND's contracts: one group per interface
+// (suite, in this file), and in each group's file a table of its cases,
+// each naming the rule of ND it checks, followed by the cases' functions.
 package ndtest
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/godirect/nd"
 )
 
+// testCase is one entry of the suite's table: a contract of ND and the
+// function that checks it.
+type testCase struct {
+	// Name is the subtest's name under its group; it may hold "/"
+	// ("Listen/InvalidProtocol"), which go test splits into levels.
+	Name string
+	// Rule cites the ND rule the case checks: a page of the SPI
+	// reference ("reference/INDEndpoint-Send.txt"), a section of the SPI
+	// digest ("nd-spi.md §7.8 INDEndpoint") or, where ND leaves a choice,
+	// the page of this repository that makes it ("docs/semantics.md"),
+	// followed by the rule in a few words.
+	Rule string
+	// Run checks the rule against p; it may run subtests of its own.
+	Run func(t *testing.T, p nd.Provider)
+}
+
+// group is the suite's cases for one interface of ND.
+type group struct {
+	Name  string // the subtest's name under Run
+	Cases []testCase
+}
+
+// suite is every case Run runs, by group, in order.
+var suite = []group{
+	{"Adapter", adapterCases},
+	{"CreateEndpoint", createEndpointCases},
+	{"Connection", slices.Concat(connectionCases, listenerCases, connectionMisuseCases, connectionScaleCases)},
+	{"CQ", cqCases},
+	{"Send", sendCases},
+	{"Receive", receiveCases},
+	{"Read", readCases},
+	{"Write", writeCases},
+	{"Memory", memoryCases},
+	{"Teardown", teardownCases},
+	{"SharedCQ", sharedCQCases},
+	{"SRQ", srqCases},
+	{"Lifecycle", lifecycleCases},
+}
+
 // Run runs the whole suite against p. p must serve at least one address and
 // allow two adapters opened on its addresses to connect to each other.
+// Each case runs as the subtest Group/Name; a case that fails logs the
+// rule of ND it checks.
 func Run(t *testing.T, p nd.Provider) {
-	t.Run("Adapter", func(t *testing.T) { runAdapter(t, p) })
-	t.Run("CreateEndpoint", func(t *testing.T) { runCreateEndpoint(t, p) })
-	t.Run("Connection", func(t *testing.T) { runConnection(t, p) })
-	t.Run("CQ", func(t *testing.T) { runCQ(t, p) })
-	t.Run("Send", func(t *testing.T) { runSend(t, p) })
-	t.Run("Receive", func(t *testing.T) { runReceive(t, p) })
-	t.Run("Read", func(t *testing.T) { runRead(t, p) })
-	t.Run("Write", func(t *testing.T) { runWrite(t, p) })
-	t.Run("Memory", func(t *testing.T) { runMemory(t, p) })
-	t.Run("Teardown", func(t *testing.T) { runTeardown(t, p) })
-	t.Run("SharedCQ", func(t *testing.T) { runSharedCQ(t, p) })
-	t.Run("SRQ", func(t *testing.T) { runSRQ(t, p) })
-	t.Run("Lifecycle", func(t *testing.T) { runLifecycle(t, p) })
+	for _, g := range suite {
+		t.Run(g.Name, func(t *testing.T) {
+			for _, c := range g.Cases {
+				t.Run(c.Name, func(t *testing.T) {
+					t.Cleanup(func() {
+						if t.Failed() {
+							t.Logf("the rule checked: %s", c.Rule)
+						}
+					})
+					c.Run(t, p)
+				})
+			}
+		})
+	}
 }

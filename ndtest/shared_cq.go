@@ -12,14 +12,14 @@ import (
 // one completion queue a side.
 const sharedCQConnections = 12
 
-// runSharedCQ checks many endpoints attached to one completion queue a
+// sharedCQCases check many endpoints attached to one completion queue a
 // side, as ND's users attach them (MS-MPI: one queue per adapter): each
 // completion is the very Result of its own endpoint's request, with its own
 // bytes, in post order per endpoint; and one connection's failure ends that
 // connection only.
-func runSharedCQ(t *testing.T, p nd.Provider) {
-	t.Run("InterleavedTraffic", func(t *testing.T) { sharedCQInterleaved(t, p) })
-	t.Run("OneConnectionFails", func(t *testing.T) { sharedCQOneFails(t, p) })
+var sharedCQCases = []testCase{
+	{"InterleavedTraffic", "reference/INDConnector-CreateEndpoint.txt, nd-spi.md §9: endpoints sharing a queue each get their own Results, bytes and post order", sharedCQInterleaved},
+	{"OneConnectionFails", "nd-spi.md §9: one connection's failure on a shared queue ends that connection only", sharedCQOneFails},
 }
 
 // sharedCQInterleaved: several rounds of Sends over every connection, the

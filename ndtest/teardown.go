@@ -6,83 +6,110 @@ import (
 	"github.com/godirect/nd"
 )
 
-func runTeardown(t *testing.T, p nd.Provider) {
-	t.Run("Disconnect/ByActive", func(t *testing.T) { testDisconnect(t, p, true) })
-	t.Run("Disconnect/ByPassive", func(t *testing.T) { testDisconnect(t, p, false) })
-	t.Run("Disconnect/NeverConnected", func(t *testing.T) {
-		a, _ := OpenAdapters(t, p)
-		s := side(t, a)
-		expectStatus(t, "Disconnect on an unconnected connector", s.Connector.Disconnect(ctx(t)), nd.ErrConnectionInvalid)
-	})
-	t.Run("NotifyDisconnect/NeverConnected", func(t *testing.T) {
-		a, _ := OpenAdapters(t, p)
-		s := side(t, a)
-		expectStatus(t, "NotifyDisconnect on a never-connected connector", s.Connector.NotifyDisconnect(ctx(t)), nd.ErrConnectionInvalid)
-	})
-	t.Run("NotifyDisconnect/ContextCanceled", func(t *testing.T) {
-		pr := NewPair(t, p, PairConfig{})
-		c, cancel := cancelableCtx(t)
-		n := start("NotifyDisconnect", func() error { return pr.Passive.Connector.NotifyDisconnect(c) })
-		n.parked(t)
-		cancel()
-		expectCanceled(t, "NotifyDisconnect with its context canceled", n.wait(t))
-		// The connection is still up.
-		var rr, sr nd.Result
-		in := newBuffer(t, pr.Passive, 8)
-		recvBuf(t, pr.Passive, in, &rr)
-		sendBuf(t, pr.Active, newBuffer(t, pr.Active, 8), &sr, 0)
-		Expect(t, pr.Active.OutCQ, &sr, nd.Success, 8)
-		Expect(t, pr.Passive.InCQ, &rr, nd.Success, 8)
-	})
-	t.Run("Flush/TwoReceives", func(t *testing.T) {
-		// ndreceiveflushqp.
-		pr := NewPair(t, p, PairConfig{})
-		s := pr.Passive
-		r1, r2 := postEmptyRecv(t, s), postEmptyRecv(t, s)
-		ExpectEmpty(t, s.InCQ)
-		if err := s.Endpoint.Flush(); err != nil {
-			t.Fatalf("Flush: %v", err)
-		}
-		expectStatus(t, "Notify(NotifyAny) after Flush", s.InCQ.Notify(ctx(t), nd.NotifyAny), nd.Success)
-		out := make([]*nd.Result, 4)
-		if n := s.InCQ.GetResults(out); n != 2 {
-			t.Fatalf("GetResults after Flush and one Notify returned %d completions; want 2", n)
-		}
-		wantResult(t, out[0], r1, nd.ErrCanceled, -1)
-		wantResult(t, out[1], r2, nd.ErrCanceled, -1)
-		expectStatus(t, "peer NotifyDisconnect after Flush", pr.Active.Connector.NotifyDisconnect(ctx(t)), nd.Success)
-	})
-	t.Run("Flush/LaterPostsCanceled", func(t *testing.T) {
-		pr := NewPair(t, p, PairConfig{})
-		s := pr.Active
-		if err := s.Endpoint.Flush(); err != nil {
-			t.Fatalf("Flush: %v", err)
-		}
-		expectPostsCanceled(t, s)
-	})
-	t.Run("PeerClose/Connector", func(t *testing.T) {
-		testPeerClose(t, p, func(s *Side) error { return s.Connector.Close() })
-	})
-	t.Run("PeerClose/Endpoint", func(t *testing.T) {
-		testPeerClose(t, p, func(s *Side) error { return s.Endpoint.Close() })
-	})
-	t.Run("AdapterClose/TearsDownConnection", func(t *testing.T) {
-		a, b := OpenAdapters(t, p)
-		if a == b {
-			t.Fatal("OpenAdapters returned one adapter twice")
-		}
-		pr := NewPairOn(t, a, b, PairConfig{})
-		r := postEmptyRecv(t, pr.Passive)
-		c := ctx(t)
-		n := start("NotifyDisconnect", func() error { return pr.Passive.Connector.NotifyDisconnect(c) })
-		n.parked(t)
-		if err := a.Close(); err != nil {
-			t.Fatalf("Adapter.Close: %v", err)
-		}
-		expectStatus(t, "peer NotifyDisconnect after Adapter.Close", n.wait(t), nd.Success)
-		Expect(t, pr.Passive.InCQ, r, nd.ErrCanceled, -1)
-		expectPostsCanceled(t, pr.Passive)
-	})
+// teardownCases check how a connection ends: Disconnect by either side,
+// NotifyDisconnect, the flush of outstanding requests, the peer's Close of
+// its connector or endpoint, and the Close of an adapter.
+var teardownCases = []testCase{
+	{"Disconnect/ByActive", "nd-spi.md §7.6 INDConnector::Disconnect, §8: the active side's Disconnect ends the connection on both sides and flushes their requests with ND_CANCELED", teardownDisconnectByActive},
+	{"Disconnect/ByPassive", "nd-spi.md §7.6 INDConnector::Disconnect, §8: the passive side's Disconnect ends the connection on both sides", teardownDisconnectByPassive},
+	{"Disconnect/NeverConnected", "nd-spi.md §7.6 INDConnector::Disconnect: a connector never connected fails ND_CONNECTION_INVALID", teardownDisconnectNeverConnected},
+	{"NotifyDisconnect/NeverConnected", "nd-spi.md §7.6 INDConnector::NotifyDisconnect: a connector never connected fails ND_CONNECTION_INVALID", teardownNotifyDisconnectNeverConnected},
+	{"NotifyDisconnect/ContextCanceled", "nd-spi.md §6 CancelOverlappedRequests: a canceled NotifyDisconnect returns ND_CANCELED", teardownNotifyDisconnectContextCanceled},
+	{"Flush/TwoReceives", "nd-spi.md §8: a connection's end completes its outstanding Receives with ND_CANCELED", teardownFlushTwoReceives},
+	{"Flush/LaterPostsCanceled", "nd-spi.md §8: requests posted after the connection ended complete ND_CANCELED", teardownFlushLaterPostsCanceled},
+	{"PeerClose/Connector", "nd-spi.md §7.6: releasing a connector without Disconnect disconnects implicitly; the peer sees the end", teardownPeerCloseConnector},
+	{"PeerClose/Endpoint", "nd-spi.md §8: closing an endpoint ends its connection; the peer sees the end", teardownPeerCloseEndpoint},
+	{"AdapterClose/TearsDownConnection", `nd-spi.md §8, docs/semantics.md "Closing objects": closing an adapter ends its connections`, teardownAdapterCloseTearsDownConnection},
+}
+
+func teardownDisconnectByActive(t *testing.T, p nd.Provider) {
+	testDisconnect(t, p, true)
+}
+
+func teardownDisconnectByPassive(t *testing.T, p nd.Provider) {
+	testDisconnect(t, p, false)
+}
+
+func teardownDisconnectNeverConnected(t *testing.T, p nd.Provider) {
+	a, _ := OpenAdapters(t, p)
+	s := side(t, a)
+	expectStatus(t, "Disconnect on an unconnected connector", s.Connector.Disconnect(ctx(t)), nd.ErrConnectionInvalid)
+}
+
+func teardownNotifyDisconnectNeverConnected(t *testing.T, p nd.Provider) {
+	a, _ := OpenAdapters(t, p)
+	s := side(t, a)
+	expectStatus(t, "NotifyDisconnect on a never-connected connector", s.Connector.NotifyDisconnect(ctx(t)), nd.ErrConnectionInvalid)
+}
+
+func teardownNotifyDisconnectContextCanceled(t *testing.T, p nd.Provider) {
+	pr := NewPair(t, p, PairConfig{})
+	c, cancel := cancelableCtx(t)
+	n := start("NotifyDisconnect", func() error { return pr.Passive.Connector.NotifyDisconnect(c) })
+	n.parked(t)
+	cancel()
+	expectCanceled(t, "NotifyDisconnect with its context canceled", n.wait(t))
+	// The connection is still up.
+	var rr, sr nd.Result
+	in := newBuffer(t, pr.Passive, 8)
+	recvBuf(t, pr.Passive, in, &rr)
+	sendBuf(t, pr.Active, newBuffer(t, pr.Active, 8), &sr, 0)
+	Expect(t, pr.Active.OutCQ, &sr, nd.Success, 8)
+	Expect(t, pr.Passive.InCQ, &rr, nd.Success, 8)
+}
+
+func teardownFlushTwoReceives(t *testing.T, p nd.Provider) {
+	// ndreceiveflushqp.
+	pr := NewPair(t, p, PairConfig{})
+	s := pr.Passive
+	r1, r2 := postEmptyRecv(t, s), postEmptyRecv(t, s)
+	ExpectEmpty(t, s.InCQ)
+	if err := s.Endpoint.Flush(); err != nil {
+		t.Fatalf("Flush: %v", err)
+	}
+	expectStatus(t, "Notify(NotifyAny) after Flush", s.InCQ.Notify(ctx(t), nd.NotifyAny), nd.Success)
+	out := make([]*nd.Result, 4)
+	if n := s.InCQ.GetResults(out); n != 2 {
+		t.Fatalf("GetResults after Flush and one Notify returned %d completions; want 2", n)
+	}
+	wantResult(t, out[0], r1, nd.ErrCanceled, -1)
+	wantResult(t, out[1], r2, nd.ErrCanceled, -1)
+	expectStatus(t, "peer NotifyDisconnect after Flush", pr.Active.Connector.NotifyDisconnect(ctx(t)), nd.Success)
+}
+
+func teardownFlushLaterPostsCanceled(t *testing.T, p nd.Provider) {
+	pr := NewPair(t, p, PairConfig{})
+	s := pr.Active
+	if err := s.Endpoint.Flush(); err != nil {
+		t.Fatalf("Flush: %v", err)
+	}
+	expectPostsCanceled(t, s)
+}
+
+func teardownPeerCloseConnector(t *testing.T, p nd.Provider) {
+	testPeerClose(t, p, func(s *Side) error { return s.Connector.Close() })
+}
+
+func teardownPeerCloseEndpoint(t *testing.T, p nd.Provider) {
+	testPeerClose(t, p, func(s *Side) error { return s.Endpoint.Close() })
+}
+
+func teardownAdapterCloseTearsDownConnection(t *testing.T, p nd.Provider) {
+	a, b := OpenAdapters(t, p)
+	if a == b {
+		t.Fatal("OpenAdapters returned one adapter twice")
+	}
+	pr := NewPairOn(t, a, b, PairConfig{})
+	r := postEmptyRecv(t, pr.Passive)
+	c := ctx(t)
+	n := start("NotifyDisconnect", func() error { return pr.Passive.Connector.NotifyDisconnect(c) })
+	n.parked(t)
+	if err := a.Close(); err != nil {
+		t.Fatalf("Adapter.Close: %v", err)
+	}
+	expectStatus(t, "peer NotifyDisconnect after Adapter.Close", n.wait(t), nd.Success)
+	Expect(t, pr.Passive.InCQ, r, nd.ErrCanceled, -1)
+	expectPostsCanceled(t, pr.Passive)
 }
 
 // postEmptyRecv posts a zero-length Receive.

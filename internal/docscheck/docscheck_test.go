@@ -49,12 +49,12 @@ func TestFindsEnough(t *testing.T) {
 	if err != nil || len(cmds) < 7 {
 		t.Errorf("cmd/nd's commands: %v, %v", cmds, err)
 	}
-	for _, path := range []string{"CQ/Notify/ContextCanceled", "Connection/ConnectCanceled", "Memory/WindowReuse", "Lifecycle/Property"} {
+	for _, path := range []string{"CQ/Notify/ContextCanceled", "Connection/ConnectCanceled", "Memory/WindowReuse", "Lifecycle/Property", "Lifecycle/InFlight/PassiveListenerThenWindow", "CreateEndpoint/BeyondMax/InboundSGE"} {
 		if !caseExists(tree, strings.Split(path, "/")) {
 			t.Errorf("%s is not found in ndtest", path)
 		}
 	}
-	for _, path := range []string{"CQ/NotifyCancel", "CQ/Notify/Context", "Nosuch", "Memory/WindowReuse/Deeper"} {
+	for _, path := range []string{"CQ/NotifyCancel", "CQ/Notify/Context", "Nosuch", "Memory/WindowReuse/Deeper", "Lifecycle/InFlight/PassiveListener", "CreateEndpoint/BeyondMax/InboundSGE/Deeper"} {
 		if caseExists(tree, strings.Split(path, "/")) {
 			t.Errorf("%s is found in ndtest", path)
 		}

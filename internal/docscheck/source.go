@@ -95,61 +95,141 @@ type subtest struct {
 }
 
 // caseTree returns the subtests ndtest.Run runs, from ndtest's source: the
-// t.Run calls in Run's body, in the bodies of their functions and in the
-// package's functions those call, nested as they run.
+// entries of its table (a testCase or group literal is a subtest named by
+// its first field, whose children are those its other fields run), the
+// t.Run calls, and the package's functions and variables those name,
+// nested as they run.
 func caseTree(root fs.FS) ([]*subtest, error) {
 	files, err := parseDir(root, "ndtest")
 	if err != nil {
 		return nil, err
 	}
-	funcs := map[string]*ast.FuncDecl{}
+	w := &treeWalker{funcs: map[string]*ast.FuncDecl{}, vars: map[string]ast.Expr{}, inProgress: map[string]bool{}}
 	for _, f := range files {
 		for _, decl := range f.Decls {
-			if fd, ok := decl.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Body != nil {
-				funcs[fd.Name.Name] = fd
+			switch d := decl.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil && d.Body != nil {
+					w.funcs[d.Name.Name] = d
+				}
+			case *ast.GenDecl:
+				if d.Tok != token.VAR {
+					continue
+				}
+				for _, spec := range d.Specs {
+					vs := spec.(*ast.ValueSpec)
+					for i, name := range vs.Names {
+						if i < len(vs.Values) {
+							w.vars[name.Name] = vs.Values[i]
+						}
+					}
+				}
 			}
 		}
 	}
-	run := funcs["Run"]
+	run := w.funcs["Run"]
 	if run == nil {
 		return nil, fmt.Errorf("ndtest has no func Run")
 	}
-	w := &treeWalker{funcs: funcs, inProgress: map[string]bool{}}
 	return w.subtests(run.Body), nil
 }
+
+// tableTypes are the types of ndtest's table entries: a literal of one is
+// a subtest whose name is its first field (or its Name field).
+var tableTypes = map[string]bool{"testCase": true, "group": true}
 
 // treeWalker finds the subtests of function bodies.
 type treeWalker struct {
 	funcs      map[string]*ast.FuncDecl
-	inProgress map[string]bool // functions being walked (recursion stops there)
+	vars       map[string]ast.Expr // package variables' values
+	inProgress map[string]bool     // functions and variables being walked (recursion stops there)
 }
 
-// subtests returns the subtests that running node runs: a t.Run becomes a
-// subtest whose children are its function's; a call of a package function
-// adds that function's subtests where it stands.
+// subtests returns the subtests that running node runs: a t.Run or a table
+// entry becomes a subtest whose children are what its function runs; a
+// package function or variable named in node adds its subtests where it
+// stands. A t.Run of an entry's Name (c.Name) is the table's runner and
+// adds nothing: its subtests are the entries themselves.
 func (w *treeWalker) subtests(node ast.Node) []*subtest {
 	var out []*subtest
 	ast.Inspect(node, func(n ast.Node) bool {
-		call, ok := n.(*ast.CallExpr)
-		if !ok {
-			return true
-		}
-		if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Run" && len(call.Args) == 2 {
-			st := &subtest{name: nameOf(call.Args[0])}
-			st.children = w.subtests(call.Args[1])
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			sel, ok := n.Fun.(*ast.SelectorExpr)
+			if !ok || sel.Sel.Name != "Run" || len(n.Args) != 2 {
+				return true
+			}
+			if name, ok := n.Args[0].(*ast.SelectorExpr); ok && name.Sel.Name == "Name" {
+				return false
+			}
+			st := &subtest{name: nameOf(n.Args[0])}
+			st.children = w.subtests(n.Args[1])
 			out = append(out, st)
 			return false
-		}
-		if id, ok := call.Fun.(*ast.Ident); ok {
-			if fd := w.funcs[id.Name]; fd != nil && !w.inProgress[id.Name] {
-				w.inProgress[id.Name] = true
-				out = append(out, w.subtests(fd.Body)...)
-				delete(w.inProgress, id.Name)
+		case *ast.CompositeLit:
+			if st := w.entry(n); st != nil {
+				out = append(out, st)
+				return false
+			}
+			if arr, ok := n.Type.(*ast.ArrayType); ok {
+				if id, ok := arr.Elt.(*ast.Ident); ok && tableTypes[id.Name] {
+					for _, elt := range n.Elts {
+						if lit, ok := elt.(*ast.CompositeLit); ok && lit.Type == nil {
+							lit.Type = id // the element type the literal elides
+						}
+					}
+				}
+			}
+			return true
+		case *ast.SelectorExpr:
+			out = append(out, w.subtests(n.X)...) // not the field or method name
+			return false
+		case *ast.KeyValueExpr:
+			if _, ok := n.Key.(*ast.Ident); ok {
+				out = append(out, w.subtests(n.Value)...) // not the field name
+				return false
+			}
+			return true
+		case *ast.Ident:
+			var body ast.Node
+			if fd := w.funcs[n.Name]; fd != nil {
+				body = fd.Body
+			} else if v := w.vars[n.Name]; v != nil {
+				body = v
+			}
+			if body != nil && !w.inProgress[n.Name] {
+				w.inProgress[n.Name] = true
+				out = append(out, w.subtests(body)...)
+				delete(w.inProgress, n.Name)
 			}
 		}
 		return true
 	})
 	return out
+}
+
+// entry returns the subtest that lit, a table entry, stands for, or nil
+// when lit is no table entry.
+func (w *treeWalker) entry(lit *ast.CompositeLit) *subtest {
+	id, ok := lit.Type.(*ast.Ident)
+	if !ok || !tableTypes[id.Name] || len(lit.Elts) == 0 {
+		return nil
+	}
+	st := &subtest{name: "*"}
+	for i, elt := range lit.Elts {
+		if kv, ok := elt.(*ast.KeyValueExpr); ok {
+			if key, ok := kv.Key.(*ast.Ident); ok && key.Name == "Name" {
+				st.name = nameOf(kv.Value)
+				continue
+			}
+			elt = kv.Value
+		} else if i == 0 {
+			st.name = nameOf(elt)
+			continue
+		}
+		st.children = append(st.children, w.subtests(elt)...)
+	}
+	return st
 }
 
 // nameOf returns a subtest's name as far as the source tells it: string
@@ -164,9 +244,30 @@ func nameOf(e ast.Expr) string {
 	return "*"
 }
 
+// segmentMatches reports whether a name segment of the source (where "*"
+// stands for any text, as nameOf writes it) matches seg.
+func segmentMatches(own, seg string) bool {
+	if !strings.Contains(own, "*") {
+		return own == seg
+	}
+	parts := strings.Split(own, "*")
+	if !strings.HasPrefix(seg, parts[0]) {
+		return false
+	}
+	seg = seg[len(parts[0]):]
+	for _, part := range parts[1 : len(parts)-1] {
+		i := strings.Index(seg, part)
+		if i < 0 {
+			return false
+		}
+		seg = seg[i+len(part):]
+	}
+	return strings.HasSuffix(seg, parts[len(parts)-1])
+}
+
 // caseExists reports whether the subtest path (names split on "/", as go
 // test splits them) is a subtest of tree or a group of subtests: a prefix
-// of a path of tree's, where "*" in tree matches any name.
+// of a path of tree's, where "*" in tree matches any text.
 func caseExists(tree []*subtest, segs []string) bool {
 	if len(segs) == 0 {
 		return true
@@ -176,7 +277,7 @@ func caseExists(tree []*subtest, segs []string) bool {
 		n := min(len(own), len(segs))
 		match := true
 		for i := range n {
-			if own[i] != "*" && own[i] != segs[i] {
+			if !segmentMatches(own[i], segs[i]) {
 				match = false
 				break
 			}
