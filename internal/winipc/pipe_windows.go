@@ -48,9 +48,10 @@ type Listener struct {
 	stop    windows.Handle // a manual-reset event set by Close
 	reserve windows.Handle // the named event that holds the name
 
-	mu      sync.Mutex
-	pending windows.Handle // the instance waiting for the next client
-	closed  bool
+	mu        sync.Mutex
+	pending   windows.Handle // the instance waiting for the next client
+	closed    bool
+	accepting bool // an Accept uses pending: it closes it if Close came
 }
 
 // Listen creates the pipe name. It fails with ErrNameInUse if the name
@@ -120,7 +121,16 @@ func (l *Listener) Accept() (*Conn, error) {
 		return nil, ErrListenerClosed
 	}
 	h := l.pending
+	l.accepting = true
 	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		l.accepting = false
+		if l.closed {
+			windows.CloseHandle(l.pending)
+		}
+		l.mu.Unlock()
+	}()
 	ev, err := windows.CreateEvent(nil, 1, 0, nil)
 	if err != nil {
 		return nil, err
@@ -156,7 +166,7 @@ func (l *Listener) Accept() (*Conn, error) {
 		if nerr == nil {
 			windows.CloseHandle(next)
 		}
-		return nil, ErrListenerClosed
+		return nil, ErrListenerClosed // the deferred call closes h
 	}
 	if nerr != nil {
 		l.mu.Unlock()
@@ -183,9 +193,13 @@ func (l *Listener) Close() error {
 	}
 	l.closed = true
 	windows.SetEvent(l.stop)
-	// The stop event stays open: an Accept may still wait on it. Closing
-	// the pending instance cancels its connect.
-	err := windows.CloseHandle(l.pending)
+	// The stop event stays open: an Accept may still wait on it. The
+	// pending instance is closed here, or by the Accept that uses it once
+	// it has cancelled its connect.
+	var err error
+	if !l.accepting {
+		err = windows.CloseHandle(l.pending)
+	}
 	windows.CloseHandle(l.reserve)
 	return err
 }
