@@ -61,7 +61,7 @@ func TestAdapterCalls(t *testing.T) {
 func TestEndpointLimits(t *testing.T) {
 	ok := nd.EndpointLimits{InboundEntries: 1, OutboundEntries: 1}
 	want(t, "minimal limits", EndpointLimits(&info, &ok), nd.Success)
-	top := nd.EndpointLimits{16, 8, 4, 3, 2, 5}
+	top := nd.EndpointLimits{InboundEntries: 16, OutboundEntries: 8, InboundSGE: 4, OutboundSGE: 3, InboundReadLimit: 2, OutboundReadLimit: 5}
 	want(t, "the adapter's limits", EndpointLimits(&info, &top), nd.Success)
 	fields := []struct {
 		name  string
@@ -84,7 +84,7 @@ func TestEndpointLimits(t *testing.T) {
 		*f.field(&l) = f.low
 		want(t, f.name+" too low", EndpointLimits(&info, &l), f.want)
 	}
-	all := nd.EndpointLimits{17, 9, 5, 4, 3, 6}
+	all := nd.EndpointLimits{InboundEntries: 17, OutboundEntries: 9, InboundSGE: 5, OutboundSGE: 4, InboundReadLimit: 3, OutboundReadLimit: 6}
 	want(t, "every limit too high: the first position", EndpointLimits(&info, &all), nd.ErrInvalidParameter3)
 }
 
@@ -254,12 +254,17 @@ func TestNoAllocations(t *testing.T) {
 	var res nd.Result
 	sgl := []nd.SGE{{Buffer: make([]byte, 8)}}
 	lim := PostLimits{MaxSGE: 2, MaxLength: 100, MaxInline: 10}
+	var total int
+	var st nd.Status
 	n := testing.AllocsPerRun(100, func() {
-		Post(Send, &res, sgl, 0, lim)
-		Receive(&res, sgl, lim)
-		Bind(&res, true, true, true, nd.FlagAllowRead)
-		Admit(true, true, false)
+		total, st = Post(Send, &res, sgl, 0, lim)
+		_, st = Receive(&res, sgl, lim)
+		st = Bind(&res, true, true, true, nd.FlagAllowRead)
+		st = Admit(true, true, false)
 	})
+	if total != 8 || st != nd.Success {
+		t.Errorf("checks gave %d, %v", total, st)
+	}
 	if n != 0 {
 		t.Errorf("%v allocations per check, want 0", n)
 	}
