@@ -105,15 +105,9 @@ func (c *Connector) createEndpoint(inbound, outbound nd.CompletionQueue, srq *SR
 	if st := c.closedStatus(); st != nd.Success {
 		return nil, st
 	}
-	in, ok := inbound.(*CQ)
-	if !ok || in == nil || in.a != a {
-		return nil, nd.ErrInvalidParameter1
-	}
-	out, ok := outbound.(*CQ)
-	if !ok || out == nil || out.a != a {
-		return nil, nd.ErrInvalidParameter2
-	}
-	if st := ndrules.EndpointLimits(&a.info, &limits); st != nd.Success {
+	in, _ := inbound.(*CQ)
+	out, _ := outbound.(*CQ)
+	if st := ndrules.CreateEndpoint(&a.info, in != nil && in.a == a, out != nil && out.a == a, &limits); st != nd.Success {
 		return nil, st
 	}
 	c.mu.Lock()

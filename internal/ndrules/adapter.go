@@ -84,6 +84,19 @@ func EndpointLimits(info *nd.AdapterInfo, l *nd.EndpointLimits) nd.Status {
 	return nd.Success
 }
 
+// CreateEndpoint checks CreateEndpoint's parameters in order: the inbound
+// and outbound completion queues (inOK, outOK false: not an open queue of
+// the adapter; ErrInvalidParameter1, 2), then the limits (EndpointLimits).
+func CreateEndpoint(info *nd.AdapterInfo, inOK, outOK bool, l *nd.EndpointLimits) nd.Status {
+	switch {
+	case !inOK:
+		return nd.ErrInvalidParameter1
+	case !outOK:
+		return nd.ErrInvalidParameter2
+	}
+	return EndpointLimits(info, l)
+}
+
 // SharedReceiveQueueLimits checks CreateSharedReceiveQueue's limits by ND
 // v2's parameter positions: Entries 1 to MaxSharedReceiveQueueDepth (3), SGE
 // 0 to MaxInboundSGE (4), NotifyThreshold 0 to Entries (5). A provider

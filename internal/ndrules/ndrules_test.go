@@ -84,6 +84,9 @@ func TestEndpointLimits(t *testing.T) {
 		*f.field(&l) = f.low
 		want(t, f.name+" too low", EndpointLimits(&info, &l), f.want)
 	}
+	want(t, "CreateEndpoint(bad inbound queue)", CreateEndpoint(&info, false, false, &top), nd.ErrInvalidParameter1)
+	want(t, "CreateEndpoint(bad outbound queue)", CreateEndpoint(&info, true, false, &top), nd.ErrInvalidParameter2)
+	want(t, "CreateEndpoint", CreateEndpoint(&info, true, true, &top), nd.Success)
 	all := nd.EndpointLimits{InboundEntries: 17, OutboundEntries: 9, InboundSGE: 5, OutboundSGE: 4, InboundReadLimit: 3, OutboundReadLimit: 6}
 	want(t, "every limit too high: the first position", EndpointLimits(&info, &all), nd.ErrInvalidParameter3)
 }

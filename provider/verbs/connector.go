@@ -187,15 +187,9 @@ func (c *connector) CreateEndpoint(inbound, outbound nd.CompletionQueue, l nd.En
 	if err := c.closedErr(); err != nil {
 		return nil, err
 	}
-	in, ok := inbound.(*cq)
-	if !ok || in == nil || in.a != a {
-		return nil, nd.ErrInvalidParameter1
-	}
-	out, ok := outbound.(*cq)
-	if !ok || out == nil || out.a != a {
-		return nil, nd.ErrInvalidParameter2
-	}
-	if st := ndrules.EndpointLimits(&a.info, &l); st != nd.Success {
+	in, _ := inbound.(*cq)
+	out, _ := outbound.(*cq)
+	if st := ndrules.CreateEndpoint(&a.info, in != nil && in.a == a, out != nil && out.a == a, &l); st != nd.Success {
 		return nil, st
 	}
 	c.mu.Lock()
