@@ -30,4 +30,5 @@ func Run(t *testing.T, p nd.Provider) {
 	t.Run("SharedCQ", func(t *testing.T) { runSharedCQ(t, p) })
 	t.Run("SRQ", func(t *testing.T) { runSRQ(t, p) })
 	t.Run("Lifecycle", func(t *testing.T) { runLifecycle(t, p) })
+	t.Run("Errors", func(t *testing.T) { runErrors(t, p) })
 }
