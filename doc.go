@@ -26,6 +26,18 @@
 // completion terminates the connection, and every other outstanding request
 // of that endpoint then completes with ErrCanceled.
 //
+// # Errors
+//
+// Every provider returns errors of one shape. A call that fails on its
+// parameters, on its object's state or on a closed object returns the bare
+// Status (err.(nd.Status) holds; posting calls never return anything else).
+// A call whose failure has more to say returns an *OpError naming the call:
+// a blocking call whose context ended or whose object closed while it
+// waited (Status ErrCanceled, Err the context's error, if any), or a failure
+// with an underlying cause such as an operating system or device error.
+// errors.Is(err, nd.ErrX) and StatusOf work on both; compare statuses with
+// them rather than with ==. The ndtest case Errors/Shape checks this.
+//
 // ND v2 ideas are added beside the v1 API, never instead of it: a
 // SharedReceiveQueue (ND v2's IND2SharedReceiveQueue) is one pool of
 // Receives for many endpoints, made with CreateSharedReceiveQueue and used

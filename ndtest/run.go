@@ -56,6 +56,7 @@ var suite = []group{
 	{"SharedCQ", sharedCQCases},
 	{"SRQ", srqCases},
 	{"Lifecycle", lifecycleCases},
+	{"Errors", errorsCases},
 }
 
 // Run runs the whole suite against p. p must serve at least one address and

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/internal/ndrules"
 )
 
 // Adapter is an opened software adapter (nd.Adapter). Its methods are safe
@@ -59,8 +60,8 @@ func (a *Adapter) CreateCompletionQueue(entries int) (nd.CompletionQueue, error)
 	if a.closed.Load() {
 		return nil, nd.ErrDeviceRemoved
 	}
-	if entries < 1 || entries > a.info.MaxCQEntries {
-		return nil, nd.ErrInvalidParameter
+	if st := ndrules.CQEntries(&a.info, entries); st != nd.Success {
+		return nil, st
 	}
 	q := newCQ(a, entries)
 	a.mu.Lock()
@@ -74,15 +75,11 @@ func (a *Adapter) CreateCompletionQueue(entries int) (nd.CompletionQueue, error)
 
 // RegisterMemory implements nd.Adapter.
 func (a *Adapter) RegisterMemory(ctx context.Context, buf []byte) (nd.MemoryRegion, error) {
-	switch {
-	case a.closed.Load():
+	if a.closed.Load() {
 		return nil, nd.ErrDeviceRemoved
-	case buf == nil:
-		return nil, nd.ErrInvalidParameter
-	case len(buf) == 0:
-		return nil, nd.ErrInvalidBufferSize
-	case len(buf) > a.info.MaxRegistrationSize:
-		return nil, nd.ErrInvalidParameter
+	}
+	if st := ndrules.RegisterMemory(&a.info, buf); st != nd.Success {
+		return nil, st
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, canceled("RegisterMemory", err)
@@ -140,13 +137,11 @@ func (a *Adapter) CreateConnector() (nd.Connector, error) {
 
 // Listen implements nd.Adapter.
 func (a *Adapter) Listen(backlog, protocol int, port uint16) (nd.Listener, error) {
-	switch {
-	case a.closed.Load():
+	if a.closed.Load() {
 		return nil, nd.ErrDeviceRemoved
-	case backlog < 0:
-		return nil, nd.ErrInvalidParameter1
-	case protocol < 0 || protocol > 255:
-		return nil, nd.ErrInvalidParameter2
+	}
+	if st := ndrules.Listen(backlog, protocol); st != nd.Success {
+		return nil, st
 	}
 	l := newListener(a, backlog, protocol)
 	p, err := a.transport.Listen(l, a.addr, protocol, port)

@@ -8,19 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/godirect/nd"
-)
-
-type connState uint8
-
-const (
-	connIdle       connState = iota
-	connConnecting           // active: Connect waits for the answer
-	connReplied              // active: accepted, waits for CompleteConnect or Reject
-	connRequested            // passive: request bound, waits for Accept or Reject
-	connAccepting            // passive: accepted, waits for the active side's Ready
-	connConnected
-	connAborted // the peer went away before the connection was up
-	connEnded   // the connection was up and ended
+	"github.com/godirect/nd/internal/ndrules"
 )
 
 // Connector makes or accepts one connection (nd.Connector). Its methods are
@@ -30,7 +18,7 @@ type Connector struct {
 
 	mu           sync.Mutex
 	changed      chan struct{} // closed and replaced on every change of state
-	state        connState
+	state        ndrules.ConnState
 	closed       bool
 	shut         atomic.Bool // mirrors closed for the endpoint's checks without mu
 	rejected     bool        // the peer refused the last attempt
@@ -117,28 +105,10 @@ func (c *Connector) createEndpoint(inbound, outbound nd.CompletionQueue, srq *SR
 	if st := c.closedStatus(); st != nd.Success {
 		return nil, st
 	}
-	in, ok := inbound.(*CQ)
-	if !ok || in == nil || in.a != a {
-		return nil, nd.ErrInvalidParameter1
-	}
-	out, ok := outbound.(*CQ)
-	if !ok || out == nil || out.a != a {
-		return nil, nd.ErrInvalidParameter2
-	}
-	info := &a.info
-	switch {
-	case limits.InboundEntries < 1 || limits.InboundEntries > info.MaxInboundRequests:
-		return nil, nd.ErrInvalidParameter3
-	case limits.OutboundEntries < 1 || limits.OutboundEntries > info.MaxOutboundRequests:
-		return nil, nd.ErrInvalidParameter4
-	case limits.InboundSGE < 0 || limits.InboundSGE > info.MaxInboundSGE:
-		return nil, nd.ErrInvalidParameter5
-	case limits.OutboundSGE < 0 || limits.OutboundSGE > info.MaxOutboundSGE:
-		return nil, nd.ErrInvalidParameter6
-	case limits.InboundReadLimit < 0 || limits.InboundReadLimit > info.MaxInboundReadLimit:
-		return nil, nd.ErrInvalidParameter7
-	case limits.OutboundReadLimit < 0 || limits.OutboundReadLimit > info.MaxOutboundReadLimit:
-		return nil, nd.ErrInvalidParameter8
+	in, _ := inbound.(*CQ)
+	out, _ := outbound.(*CQ)
+	if st := ndrules.CreateEndpoint(&a.info, in != nil && in.a == a, out != nil && out.a == a, &limits); st != nd.Success {
+		return nil, st
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -168,25 +138,17 @@ func (c *Connector) Connect(ctx context.Context, ep nd.Endpoint, remote netip.Ad
 	case e == nil || e != c.ep:
 		c.mu.Unlock()
 		return nd.ErrInvalidParameter1
-	case c.state == connConnecting || c.state == connReplied || c.state == connConnected ||
-		c.state == connRequested || c.state == connAccepting:
+	}
+	st := c.state.Connect()
+	if st == nd.Success {
+		st = ndrules.ConnectParams(&c.a.info, remote, protocol, len(privateData))
+	}
+	if st != nd.Success {
 		c.mu.Unlock()
-		return nd.ErrConnectionActive
-	case c.state == connEnded:
-		c.mu.Unlock()
-		return nd.ErrInvalidDeviceState
-	case !remote.Addr().IsValid() || remote.Port() == 0:
-		c.mu.Unlock()
-		return nd.ErrInvalidAddress
-	case protocol < 0 || protocol > 255:
-		c.mu.Unlock()
-		return nd.ErrInvalidParameter4
-	case len(privateData) > c.a.info.MaxCallerData:
-		c.mu.Unlock()
-		return nd.ErrInvalidBufferSize
+		return st
 	}
 	t := &attempt{c: c}
-	c.cur, c.state, c.rejected, c.havePeer, c.link = t, connConnecting, false, false, nil
+	c.cur, c.state, c.rejected, c.havePeer, c.link = t, ndrules.Connecting, false, false, nil
 	c.mu.Unlock()
 
 	d := &DialRequest{
@@ -198,7 +160,7 @@ func (c *Connector) Connect(ctx context.Context, ep nd.Endpoint, remote netip.Ad
 	c.mu.Lock()
 	if err != nil {
 		if c.cur == t {
-			c.state, c.cur = connIdle, nil
+			c.state, c.cur = ndrules.Idle, nil
 			c.signalLocked()
 		}
 		c.mu.Unlock()
@@ -208,12 +170,12 @@ func (c *Connector) Connect(ctx context.Context, ep nd.Endpoint, remote netip.Ad
 		return err
 	}
 	c.link, c.local, c.remote = link, link.LocalAddr(), link.RemoteAddr()
-	err = c.waitLocked(ctx, "Connect", func() bool { return c.cur != t || c.state != connConnecting })
+	err = c.waitLocked(ctx, "Connect", func() bool { return c.cur != t || c.state != ndrules.Connecting })
 	switch {
 	case err != nil || c.cur != t:
 		// Abandoned: the peer learns it from the closed link.
 		if c.cur == t {
-			c.state, c.cur, c.link = connIdle, nil, nil
+			c.state, c.cur, c.link = ndrules.Idle, nil, nil
 			c.signalLocked()
 		}
 		c.mu.Unlock()
@@ -222,15 +184,15 @@ func (c *Connector) Connect(ctx context.Context, ep nd.Endpoint, remote netip.Ad
 			err = &nd.OpError{Op: "Connect", Status: nd.ErrCanceled}
 		}
 		return err
-	case c.state == connReplied:
+	case c.state == ndrules.Replied:
 		c.mu.Unlock()
 		return nil
 	case c.rejected:
-		c.state, c.cur, c.link = connIdle, nil, nil
+		c.state, c.cur, c.link = ndrules.Idle, nil, nil
 		c.mu.Unlock()
 		return nd.ErrConnectionRefused
 	default:
-		c.state, c.cur, c.link = connIdle, nil, nil
+		c.state, c.cur, c.link = ndrules.Idle, nil, nil
 		st := c.abortStatus
 		c.mu.Unlock()
 		switch st {
@@ -254,14 +216,9 @@ func (c *Connector) CompleteConnect(ctx context.Context) error {
 		c.mu.Unlock()
 		return st
 	}
-	switch c.state {
-	case connReplied:
-	case connAborted:
+	if st := c.state.CompleteConnect(); st != nd.Success {
 		c.mu.Unlock()
-		return nd.ErrConnectionAborted
-	default:
-		c.mu.Unlock()
-		return nd.ErrConnectionInvalid
+		return st
 	}
 	if err := ctx.Err(); err != nil {
 		c.mu.Unlock()
@@ -270,14 +227,14 @@ func (c *Connector) CompleteConnect(ctx context.Context) error {
 	ep, link := c.ep, c.link
 	ird := min(ep.limits.InboundReadLimit, c.peerORD)
 	ord := min(ep.limits.OutboundReadLimit, c.peerIRD)
-	c.state = connConnected
+	c.state = ndrules.Connected
 	c.signalLocked()
 	c.mu.Unlock()
 	if err := ep.attach(link, ird, ord); err != nil {
 		// The endpoint closed meanwhile.
 		c.mu.Lock()
-		if c.state == connConnected {
-			c.state = connEnded
+		if c.state == ndrules.Connected {
+			c.state = ndrules.Ended
 			c.signalLocked()
 		}
 		c.mu.Unlock()
@@ -304,43 +261,39 @@ func (c *Connector) Accept(ctx context.Context, ep nd.Endpoint, privateData []by
 	case e == nil || e != c.ep:
 		c.mu.Unlock()
 		return nd.ErrInvalidParameter1
-	case c.state == connAccepting || c.state == connConnected:
+	}
+	st := c.state.Accept()
+	if st == nd.Success {
+		st = ndrules.CalleeData(&c.a.info, len(privateData))
+	}
+	if st != nd.Success {
 		c.mu.Unlock()
-		return nd.ErrConnectionActive
-	case c.state == connAborted:
-		c.mu.Unlock()
-		return nd.ErrConnectionAborted
-	case c.state != connRequested:
-		c.mu.Unlock()
-		return nd.ErrConnectionInvalid
-	case len(privateData) > c.a.info.MaxCalleeData:
-		c.mu.Unlock()
-		return nd.ErrInvalidBufferSize
+		return st
 	}
 	t, link := c.cur, c.link
 	ird := min(e.limits.InboundReadLimit, c.peerORD)
 	ord := min(e.limits.OutboundReadLimit, c.peerIRD)
-	c.state = connAccepting
+	c.state = ndrules.Accepting
 	c.mu.Unlock()
 
 	// Attach first, so that the active side's first Send finds the endpoint.
 	if err := e.attach(link, ird, ord); err != nil {
 		// The endpoint closed meanwhile.
-		c.fail(t, connAborted)
+		c.fail(t, ndrules.Aborted)
 		link.Close(nd.ErrConnectionAborted)
 		return &nd.OpError{Op: "Accept", Status: nd.ErrCanceled, Err: err}
 	}
 	if err := link.Accept(ird, ord, privateData); err != nil {
 		e.detach()
-		c.fail(t, connAborted)
+		c.fail(t, ndrules.Aborted)
 		link.Close(nd.ErrConnectionAborted)
 		return nd.ErrConnectionAborted
 	}
 	c.mu.Lock()
-	err := c.waitLocked(ctx, "Accept", func() bool { return c.cur != t || c.state != connAccepting })
+	err := c.waitLocked(ctx, "Accept", func() bool { return c.cur != t || c.state != ndrules.Accepting })
 	state, rejected, abandoned := c.state, c.rejected, c.cur != t
-	if err != nil && c.cur == t && c.state == connAccepting {
-		c.state = connAborted
+	if err != nil && c.cur == t && c.state == ndrules.Accepting {
+		c.state = ndrules.Aborted
 		c.signalLocked()
 	}
 	c.mu.Unlock()
@@ -353,10 +306,10 @@ func (c *Connector) Accept(ctx context.Context, ep nd.Endpoint, privateData []by
 		// The endpoint or the connector closed while this call waited.
 		link.Close(nd.ErrConnectionAborted)
 		return &nd.OpError{Op: "Accept", Status: nd.ErrCanceled}
-	case state == connConnected || state == connEnded:
+	case state == ndrules.Connected || state == ndrules.Ended:
 		return nil
 	case rejected:
-		c.fail(t, connIdle)
+		c.fail(t, ndrules.Idle)
 		return nd.ErrConnectionRefused
 	default:
 		return nd.ErrConnectionAborted
@@ -364,7 +317,7 @@ func (c *Connector) Accept(ctx context.Context, ep nd.Endpoint, privateData []by
 }
 
 // fail moves the connector to state s if t is still its attempt.
-func (c *Connector) fail(t *attempt, s connState) {
+func (c *Connector) fail(t *attempt, s ndrules.ConnState) {
 	c.mu.Lock()
 	if c.cur == t {
 		c.state = s
@@ -378,21 +331,16 @@ func (c *Connector) Reject(privateData []byte) error {
 	if st := c.closedStatus(); st != nd.Success {
 		return st
 	}
-	if len(privateData) > c.a.info.MaxCalleeData {
-		return nd.ErrInvalidBufferSize
+	if st := ndrules.CalleeData(&c.a.info, len(privateData)); st != nd.Success {
+		return st
 	}
 	c.mu.Lock()
-	switch c.state {
-	case connRequested, connReplied:
-	case connAborted:
+	if st := c.state.Reject(); st != nd.Success {
 		c.mu.Unlock()
-		return nd.ErrConnectionAborted
-	default:
-		c.mu.Unlock()
-		return nd.ErrConnectionInvalid
+		return st
 	}
 	link := c.link
-	c.state, c.cur, c.link = connIdle, nil, nil
+	c.state, c.cur, c.link = ndrules.Idle, nil, nil
 	c.signalLocked()
 	c.mu.Unlock()
 	err := link.Reject(privateData)
@@ -413,16 +361,8 @@ func (c *Connector) GetConnectionData(privateData []byte) (nd.ConnectionData, er
 	if !c.havePeer {
 		return nd.ConnectionData{}, nd.ErrConnectionInvalid
 	}
-	cd := nd.ConnectionData{
-		InboundReadLimit:  min(c.peerORD, c.a.info.MaxInboundReadLimit),
-		OutboundReadLimit: min(c.peerIRD, c.a.info.MaxOutboundReadLimit),
-		PrivateDataLength: len(c.peerData),
-	}
-	copy(privateData, c.peerData)
-	if len(privateData) < len(c.peerData) {
-		return cd, nd.ErrBufferOverflow
-	}
-	return cd, nil
+	cd, st := ndrules.ConnectionData(&c.a.info, c.peerIRD, c.peerORD, c.peerData, privateData)
+	return cd, st.Err()
 }
 
 // GetLocalAddress implements nd.Connector.
@@ -432,8 +372,10 @@ func (c *Connector) GetLocalAddress() (netip.AddrPort, error) {
 	if st := c.a.closedStatus(c.closed); st != nd.Success {
 		return netip.AddrPort{}, st
 	}
-	if !c.local.IsValid() || (c.state != connConnected && c.state != connReplied &&
-		c.state != connRequested && c.state != connAccepting) {
+	if st := c.state.Addresses(); st != nd.Success {
+		return netip.AddrPort{}, st
+	}
+	if !c.local.IsValid() {
 		return netip.AddrPort{}, nd.ErrConnectionInvalid
 	}
 	return c.local, nil
@@ -446,8 +388,10 @@ func (c *Connector) GetPeerAddress() (netip.AddrPort, error) {
 	if st := c.a.closedStatus(c.closed); st != nd.Success {
 		return netip.AddrPort{}, st
 	}
-	if !c.remote.IsValid() || (c.state != connConnected && c.state != connReplied &&
-		c.state != connRequested && c.state != connAccepting) {
+	if st := c.state.Addresses(); st != nd.Success {
+		return netip.AddrPort{}, st
+	}
+	if !c.remote.IsValid() {
 		return netip.AddrPort{}, nd.ErrConnectionInvalid
 	}
 	return c.remote, nil
@@ -460,14 +404,11 @@ func (c *Connector) NotifyDisconnect(ctx context.Context) error {
 	if st := c.a.closedStatus(c.closed); st != nd.Success {
 		return st
 	}
-	switch c.state {
-	case connEnded:
-		return nil
-	case connConnected:
-		return c.waitLocked(ctx, "NotifyDisconnect", func() bool { return c.state != connConnected })
-	default:
-		return nd.ErrConnectionInvalid
+	wait, st := c.state.NotifyDisconnect()
+	if !wait {
+		return st.Err()
 	}
+	return c.waitLocked(ctx, "NotifyDisconnect", func() bool { return c.state != ndrules.Connected })
 }
 
 // Disconnect implements nd.Connector.
@@ -478,19 +419,17 @@ func (c *Connector) Disconnect(ctx context.Context) error {
 		return st
 	}
 	state, ep, again := c.state, c.ep, c.disconnected
-	if state == connConnected || state == connEnded {
+	if state == ndrules.Connected || state == ndrules.Ended {
 		c.disconnected = true
 	}
 	c.mu.Unlock()
-	switch {
-	case state == connConnected:
-		ep.terminate(nd.Success)
-		return nil
-	case state == connEnded && !again:
-		return nil // the peer ended it first
-	default:
-		return nd.ErrConnectionInvalid
+	if st := state.Disconnect(again); st != nd.Success {
+		return st
 	}
+	if state == ndrules.Connected {
+		ep.terminate(nd.Success)
+	} // else the peer ended it first
+	return nil
 }
 
 // Close implements nd.Connector.
@@ -510,12 +449,12 @@ func (c *Connector) Close() error {
 		l.cancelWait(c)
 	}
 	switch state {
-	case connConnected:
+	case ndrules.Connected:
 		ep.terminate(nd.Success) // gracefully, as Disconnect
-	case connRequested:
+	case ndrules.Requested:
 		link.Reject(nil)
 		link.Close(nd.ErrConnectionRefused)
-	case connConnecting, connReplied, connAccepting:
+	case ndrules.Connecting, ndrules.Replied, ndrules.Accepting:
 		if link != nil {
 			link.Close(nd.ErrConnectionAborted)
 		}
@@ -542,11 +481,11 @@ func (c *Connector) endpointClosed(ep *Endpoint) {
 	var link Link
 	if !c.closed {
 		switch c.state {
-		case connConnecting, connReplied, connAccepting:
+		case ndrules.Connecting, ndrules.Replied, ndrules.Accepting:
 			link = c.link
-			c.state, c.cur, c.link = connIdle, nil, nil
-		case connConnected:
-			c.state = connEnded
+			c.state, c.cur, c.link = ndrules.Idle, nil, nil
+		case ndrules.Connected:
+			c.state = ndrules.Ended
 		}
 	}
 	c.signalLocked()
@@ -559,8 +498,8 @@ func (c *Connector) endpointClosed(ep *Endpoint) {
 // ended records that the connection of c's endpoint ended.
 func (c *Connector) ended() {
 	c.mu.Lock()
-	if c.state == connConnected {
-		c.state = connEnded
+	if c.state == ndrules.Connected {
+		c.state = ndrules.Ended
 		c.signalLocked()
 	}
 	c.mu.Unlock()
@@ -590,8 +529,8 @@ func (t *attempt) Accepted(ird, ord int, privateData []byte) {
 		return
 	}
 	c.mu.Lock()
-	if c.cur == t && c.state == connConnecting {
-		c.state, c.havePeer = connReplied, true
+	if c.cur == t && c.state == ndrules.Connecting {
+		c.state, c.havePeer = ndrules.Replied, true
 		c.peerIRD, c.peerORD = ird, ord
 		c.peerData = append([]byte(nil), privateData...)
 		c.signalLocked()
@@ -607,14 +546,14 @@ func (t *attempt) Rejected(privateData []byte) {
 	}
 	c.mu.Lock()
 	var ep *Endpoint
-	if c.cur == t && (c.state == connConnecting || c.state == connAccepting) {
-		if c.state == connConnecting {
+	if c.cur == t && (c.state == ndrules.Connecting || c.state == ndrules.Accepting) {
+		if c.state == ndrules.Connecting {
 			c.havePeer, c.peerIRD, c.peerORD = true, 0, 0
 			c.peerData = append([]byte(nil), privateData...)
 		} else {
 			ep = c.ep
 		}
-		c.state, c.rejected = connIdle, true
+		c.state, c.rejected = ndrules.Idle, true
 		c.signalLocked()
 	}
 	c.mu.Unlock()
@@ -630,10 +569,10 @@ func (t *attempt) Ready() {
 		return
 	}
 	c.mu.Lock()
-	if c.cur == t && c.state == connAccepting {
+	if c.cur == t && c.state == ndrules.Accepting {
 		// The endpoint takes posts before Accept can return.
 		c.ep.ready()
-		c.state = connConnected
+		c.state = ndrules.Connected
 		c.signalLocked()
 	}
 	c.mu.Unlock()
@@ -658,10 +597,10 @@ func (t *attempt) Closed(status nd.Status) {
 	state, ep := c.state, c.ep
 	c.abortStatus = status
 	switch state {
-	case connConnecting:
-		c.state = connAborted
-	case connReplied, connRequested, connAccepting:
-		c.state = connAborted
+	case ndrules.Connecting:
+		c.state = ndrules.Aborted
+	case ndrules.Replied, ndrules.Requested, ndrules.Accepting:
+		c.state = ndrules.Aborted
 	}
 	c.signalLocked()
 	c.mu.Unlock()
@@ -669,9 +608,9 @@ func (t *attempt) Closed(status nd.Status) {
 		return
 	}
 	switch state {
-	case connAccepting:
+	case ndrules.Accepting:
 		ep.detach()
-	case connConnected:
+	case ndrules.Connected:
 		ep.terminate(nd.ErrCanceled)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/internal/ndrules"
 )
 
 // CQ is a completion queue: a bounded ring of the callers' *nd.Result
@@ -204,11 +205,14 @@ func (q *CQ) Notify(ctx context.Context, typ nd.NotifyType) error {
 	// What has arrived already counts: a completion it makes satisfies
 	// this call at once.
 	q.mu.Lock()
-	if st := q.a.closedStatus(q.closed); st != nd.Success {
-		q.mu.Unlock()
+	st := q.a.closedStatus(q.closed)
+	q.mu.Unlock()
+	if st == nd.Success {
+		st = ndrules.NotifyType(typ)
+	}
+	if st != nd.Success {
 		return st
 	}
-	q.mu.Unlock()
 	q.poll()
 	q.mu.Lock()
 	switch {
@@ -237,9 +241,6 @@ func (q *CQ) Notify(ctx context.Context, typ nd.NotifyType) error {
 		q.waitSolicited++
 	case nd.NotifyErrors:
 		q.waitErrors++
-	default:
-		q.mu.Unlock()
-		return nd.ErrInvalidParameter1
 	}
 	w := waiterPool.Get().(*notifyWaiter)
 	w.typ = typ
@@ -278,7 +279,7 @@ func (q *CQ) Notify(ctx context.Context, typ nd.NotifyType) error {
 	}
 	q.mu.Unlock()
 	// It fired just as ctx ended: the firing wins.
-	st := <-w.ch
+	st = <-w.ch
 	waiterPool.Put(w)
 	return st.Err()
 }
@@ -290,11 +291,8 @@ func (q *CQ) Resize(entries int) error {
 	if st := q.a.closedStatus(q.closed); st != nd.Success {
 		return st
 	}
-	if entries < 1 || entries > q.a.info.MaxCQEntries {
-		return nd.ErrInvalidParameter
-	}
-	if entries < q.size {
-		return nd.ErrBufferOverflow
+	if st := ndrules.Resize(&q.a.info, entries, q.size); st != nd.Success {
+		return st
 	}
 	ring := make([]completion, entries)
 	for i := 0; i < q.size; i++ {

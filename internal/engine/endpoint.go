@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/internal/ndrules"
 )
 
 type epState uint8
@@ -124,11 +125,7 @@ func (ep *Endpoint) Send(res *nd.Result, sgl []nd.SGE, flags nd.Flags) error {
 	if st := ep.usable(); st != nd.Success {
 		return st
 	}
-	const allowed = nd.FlagSilentSuccess | nd.FlagReadFence | nd.FlagSendAndSolicitEvent
-	if flags&^allowed != 0 {
-		return nd.ErrInvalidParameter4
-	}
-	return ep.postOutbound(OpSend, res, sgl, flags, nd.MWDescriptor{}, 0)
+	return ep.postOutbound(ndrules.Send, OpSend, res, sgl, flags, nd.MWDescriptor{}, 0)
 }
 
 // SendAndInvalidate implements nd.Endpoint.
@@ -136,11 +133,7 @@ func (ep *Endpoint) SendAndInvalidate(res *nd.Result, sgl []nd.SGE, remote nd.MW
 	if st := ep.usable(); st != nd.Success {
 		return st
 	}
-	const allowed = nd.FlagSilentSuccess | nd.FlagReadFence | nd.FlagSendAndSolicitEvent
-	if flags&^allowed != 0 {
-		return nd.ErrInvalidParameter5
-	}
-	return ep.postOutbound(OpSendInvalidate, res, sgl, flags, remote, 0)
+	return ep.postOutbound(ndrules.SendAndInvalidate, OpSendInvalidate, res, sgl, flags, remote, 0)
 }
 
 // Read implements nd.Endpoint.
@@ -148,10 +141,7 @@ func (ep *Endpoint) Read(res *nd.Result, sgl []nd.SGE, remote nd.MWDescriptor, o
 	if st := ep.usable(); st != nd.Success {
 		return st
 	}
-	if flags&^(nd.FlagSilentSuccess|nd.FlagReadFence) != 0 {
-		return nd.ErrInvalidParameter6
-	}
-	return ep.postOutbound(OpRead, res, sgl, flags, remote, offset)
+	return ep.postOutbound(ndrules.Read, OpRead, res, sgl, flags, remote, offset)
 }
 
 // Write implements nd.Endpoint.
@@ -159,30 +149,15 @@ func (ep *Endpoint) Write(res *nd.Result, sgl []nd.SGE, remote nd.MWDescriptor, 
 	if st := ep.usable(); st != nd.Success {
 		return st
 	}
-	if flags&^(nd.FlagSilentSuccess|nd.FlagReadFence) != 0 {
-		return nd.ErrInvalidParameter6
-	}
-	return ep.postOutbound(OpWrite, res, sgl, flags, remote, offset)
+	return ep.postOutbound(ndrules.Write, OpWrite, res, sgl, flags, remote, offset)
 }
 
 // postOutbound checks and queues a Send, SendAndInvalidate, Read or Write.
-func (ep *Endpoint) postOutbound(op Op, res *nd.Result, sgl []nd.SGE, flags nd.Flags, remote nd.MWDescriptor, offset uint64) error {
-	if res == nil {
-		return nd.ErrInvalidParameter1
-	}
-	if len(sgl) > ep.limits.OutboundSGE {
-		return nd.ErrDataOverrun
-	}
-	total, inline := 0, 0
-	for i := range sgl {
-		n := len(sgl[i].Buffer)
-		total += n
-		if sgl[i].Region == nil && op != OpRead {
-			inline += n
-		}
-	}
-	if total > ep.a.info.MaxOutboundLength || inline > ep.inline {
-		return nd.ErrBufferOverflow
+func (ep *Endpoint) postOutbound(kind ndrules.Outbound, op Op, res *nd.Result, sgl []nd.SGE, flags nd.Flags, remote nd.MWDescriptor, offset uint64) error {
+	lim := ndrules.PostLimits{MaxSGE: ep.limits.OutboundSGE, MaxLength: ep.a.info.MaxOutboundLength, MaxInline: ep.inline}
+	total, st := ndrules.Post(kind, res, sgl, flags, lim)
+	if st != nd.Success {
+		return st
 	}
 	ep.mu.Lock()
 	if err := ep.admitLocked(&ep.sq); err != nil {
@@ -206,13 +181,8 @@ func (ep *Endpoint) admitLocked(q *workQueue) error {
 	if st := ep.a.closedStatus(ep.closed || ep.isClosed()); st != nd.Success {
 		return st
 	}
-	if (ep.state == epIdle || ep.state == epAccepting) && q == &ep.sq {
-		return nd.ErrConnectionInvalid
-	}
-	if q.full() {
-		return nd.ErrNoMoreEntries
-	}
-	return nil
+	connected := ep.state != epIdle && ep.state != epAccepting
+	return ndrules.Admit(q == &ep.sq, connected, q.full()).Err()
 }
 
 // fillSGL copies sgl into wr: registered entries are checked against their
@@ -273,13 +243,10 @@ func (ep *Endpoint) Receive(res *nd.Result, sgl []nd.SGE) error {
 	if st := ep.usable(); st != nd.Success {
 		return st
 	}
-	if res == nil {
-		return nd.ErrInvalidParameter1
-	}
-	if ep.srq != nil {
+	if ep.srq != nil && res != nil {
 		return nd.ErrInvalidDeviceRequest // its Receives are posted to the shared queue
 	}
-	total, st := receiveLength(ep.a, sgl, ep.limits.InboundSGE)
+	total, st := ndrules.Receive(res, sgl, ndrules.PostLimits{MaxSGE: ep.limits.InboundSGE, MaxLength: ep.a.info.MaxInboundLength})
 	if st != nd.Success {
 		return st
 	}
@@ -305,24 +272,18 @@ func (ep *Endpoint) Bind(res *nd.Result, mr nd.MemoryRegion, mw nd.MemoryWindow,
 	if st := ep.usable(); st != nd.Success {
 		return nd.MWDescriptor{}, st
 	}
-	if res == nil {
-		return nd.MWDescriptor{}, nd.ErrInvalidParameter1
+	r, _ := mr.(*Region)
+	regionOK := r != nil && r.a == ep.a && r.registered.Load()
+	w, _ := mw.(*Window)
+	windowOK := w != nil && w.a == ep.a && !w.isClosed()
+	inRegion := false
+	if regionOK {
+		_, inRegion = within(r.buf, buf)
 	}
-	r, ok := mr.(*Region)
-	if !ok || r == nil || r.a != ep.a || !r.registered.Load() {
-		return nd.MWDescriptor{}, nd.ErrAccessViolation
-	}
-	w, ok := mw.(*Window)
-	if !ok || w == nil || w.a != ep.a || w.isClosed() {
-		return nd.MWDescriptor{}, nd.ErrInvalidParameter3
-	}
-	if _, ok := within(r.buf, buf); !ok {
-		return nd.MWDescriptor{}, nd.ErrInvalidParameter4
+	if st := ndrules.Bind(res, regionOK, windowOK, inRegion, flags); st != nd.Success {
+		return nd.MWDescriptor{}, st
 	}
 	rights := flags & (nd.FlagAllowRead | nd.FlagAllowWrite)
-	if rights == 0 || flags&^(nd.FlagAllowRead|nd.FlagAllowWrite|nd.FlagSilentSuccess|nd.FlagReadFence) != 0 {
-		return nd.MWDescriptor{}, nd.ErrInvalidParameter6
-	}
 	ep.mu.Lock()
 	if err := ep.admitLocked(&ep.sq); err != nil {
 		ep.mu.Unlock()
@@ -358,15 +319,10 @@ func (ep *Endpoint) Invalidate(res *nd.Result, mw nd.MemoryWindow, flags nd.Flag
 	if st := ep.usable(); st != nd.Success {
 		return st
 	}
-	if res == nil {
-		return nd.ErrInvalidParameter1
-	}
-	w, ok := mw.(*Window)
-	if !ok || w == nil || w.a != ep.a || w.isClosed() {
-		return nd.ErrInvalidParameter2
-	}
-	if flags&^(nd.FlagSilentSuccess|nd.FlagReadFence) != 0 {
-		return nd.ErrInvalidParameter3
+	w, _ := mw.(*Window)
+	windowOK := w != nil && w.a == ep.a && !w.isClosed()
+	if st := ndrules.Invalidate(res, windowOK, flags); st != nd.Success {
+		return st
 	}
 	ep.mu.Lock()
 	if err := ep.admitLocked(&ep.sq); err != nil {

@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/godirect/nd"
+import (
+	"github.com/godirect/nd"
+	"github.com/godirect/nd/internal/ndrules"
+)
 
 // The lifecycle rules every object of the engine follows (docs/semantics.md,
 // "Closing objects", states them for users):
@@ -27,11 +30,5 @@ import "github.com/godirect/nd"
 // closedStatus is the status of a call on an object of a that was closed
 // itself (closed) or through its adapter, or 0 if neither happened.
 func (a *Adapter) closedStatus(closed bool) nd.Status {
-	switch {
-	case a.closed.Load():
-		return nd.ErrDeviceRemoved
-	case closed:
-		return nd.ErrInvalidHandle
-	}
-	return nd.Success
+	return ndrules.Closed(a.closed.Load(), closed)
 }

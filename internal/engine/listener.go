@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/internal/ndrules"
 )
 
 // Listener hands incoming connection requests to connectors
@@ -74,7 +75,7 @@ func bind(t *attempt, c *Connector) bool {
 		c.mu.Unlock()
 		return false
 	}
-	c.cur, c.state, c.link, c.rejected = t, connRequested, t.link, false
+	c.cur, c.state, c.link, c.rejected = t, ndrules.Requested, t.link, false
 	c.havePeer = true
 	c.peerIRD, c.peerORD, c.peerData = t.req.IRD, t.req.ORD, t.req.PrivateData
 	c.local, c.remote = t.req.Local, t.req.Remote
@@ -85,7 +86,7 @@ func bind(t *attempt, c *Connector) bool {
 	aborted := t.aborted
 	t.mu.Unlock()
 	if aborted {
-		c.fail(t, connAborted)
+		c.fail(t, ndrules.Aborted)
 	}
 	return true
 }
@@ -104,7 +105,7 @@ func (l *Listener) GetConnectionRequest(ctx context.Context, conn nd.Connector) 
 	}
 	c.mu.Lock()
 	closed := c.closed
-	busy := c.state != connIdle || c.cur != nil || c.waitingOn != nil
+	busy := c.state != ndrules.Idle || c.cur != nil || c.waitingOn != nil
 	c.mu.Unlock()
 	switch {
 	case closed:

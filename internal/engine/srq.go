@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/internal/ndrules"
 )
 
 // SRQ is a shared receive queue (nd.SharedReceiveQueue). Its methods are
@@ -61,13 +62,8 @@ func (a *Adapter) CreateSharedReceiveQueue(cq nd.CompletionQueue, limits nd.Shar
 	if !ok || q == nil || q.a != a || q.shut.Load() {
 		return nil, nd.ErrInvalidParameter1
 	}
-	switch {
-	case limits.Entries < 1 || limits.Entries > a.info.MaxSharedReceiveQueueDepth:
-		return nil, nd.ErrInvalidParameter3
-	case limits.SGE < 0 || limits.SGE > a.info.MaxInboundSGE:
-		return nil, nd.ErrInvalidParameter4
-	case limits.NotifyThreshold < 0 || limits.NotifyThreshold > limits.Entries:
-		return nil, nd.ErrInvalidParameter5
+	if st := ndrules.SharedReceiveQueueLimits(&a.info, &limits); st != nd.Success {
+		return nil, st
 	}
 	s := &SRQ{a: a, cq: q, limits: limits}
 	s.wrs = make([]WorkRequest, limits.Entries)
@@ -103,10 +99,7 @@ func (s *SRQ) Receive(res *nd.Result, sgl []nd.SGE) error {
 	if st := s.usable(); st != nd.Success {
 		return st
 	}
-	if res == nil {
-		return nd.ErrInvalidParameter1
-	}
-	total, st := receiveLength(s.a, sgl, s.limits.SGE)
+	total, st := ndrules.Receive(res, sgl, ndrules.PostLimits{MaxSGE: s.limits.SGE, MaxLength: s.a.info.MaxInboundLength})
 	if st != nd.Success {
 		return st
 	}

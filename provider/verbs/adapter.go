@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/internal/ndrules"
 )
 
 // cmTarget receives the rdma_cm events of one id.
@@ -164,21 +165,23 @@ func (a *Adapter) unregister(h uintptr) {
 	a.mu.Unlock()
 }
 
-func removed(op string) error { return &nd.OpError{Op: op, Status: nd.ErrDeviceRemoved} }
-
 func (a *Adapter) isClosed() bool { return a.gone.Load() }
 
 // closedErr is the error of a call on an object of a made after the object
 // (closed) or the adapter closed, or nil (docs/semantics.md, "Closing
 // objects").
-func (a *Adapter) closedErr(op string, closed bool) error {
-	switch {
-	case a.gone.Load():
-		return removed(op)
-	case closed:
-		return &nd.OpError{Op: op, Status: nd.ErrInvalidHandle}
+func (a *Adapter) closedErr(closed bool) error {
+	return ndrules.Closed(a.gone.Load(), closed).Err()
+}
+
+// withCause is the error of call op that failed with st because of err:
+// st alone when there is no cause, else an *nd.OpError that carries err
+// (package nd's error shape).
+func withCause(op string, st nd.Status, err error) error {
+	if err == nil {
+		return st
 	}
-	return nil
+	return &nd.OpError{Op: op, Status: st, Err: err}
 }
 
 // Address implements nd.Adapter.
@@ -187,7 +190,7 @@ func (a *Adapter) Address() netip.Addr { return a.addr }
 // Query implements nd.Adapter.
 func (a *Adapter) Query() (nd.AdapterInfo, error) {
 	if a.isClosed() {
-		return nd.AdapterInfo{}, removed("Query")
+		return nd.AdapterInfo{}, nd.ErrDeviceRemoved
 	}
 	return a.info, nil
 }
@@ -203,10 +206,10 @@ func (a *Adapter) HardwareWindows() bool { return false }
 // CreateCompletionQueue implements nd.Adapter.
 func (a *Adapter) CreateCompletionQueue(entries int) (nd.CompletionQueue, error) {
 	if a.isClosed() {
-		return nil, removed("CreateCompletionQueue")
+		return nil, nd.ErrDeviceRemoved
 	}
-	if entries < 1 || entries > a.info.MaxCQEntries {
-		return nil, &nd.OpError{Op: "CreateCompletionQueue", Status: nd.ErrInvalidParameter}
+	if st := ndrules.CQEntries(&a.info, entries); st != nd.Success {
+		return nil, st
 	}
 	q, err := newCQ(a, entries)
 	if err != nil {
@@ -216,7 +219,7 @@ func (a *Adapter) CreateCompletionQueue(entries int) (nd.CompletionQueue, error)
 	if a.closed {
 		a.mu.Unlock()
 		q.Close()
-		return nil, removed("CreateCompletionQueue")
+		return nil, nd.ErrDeviceRemoved
 	}
 	a.cqs[q] = struct{}{}
 	a.mu.Unlock()
@@ -228,7 +231,7 @@ func (a *Adapter) CreateConnector() (nd.Connector, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
-		return nil, removed("CreateConnector")
+		return nil, nd.ErrDeviceRemoved
 	}
 	c := newConnector(a)
 	a.conns[c] = struct{}{}
@@ -238,13 +241,10 @@ func (a *Adapter) CreateConnector() (nd.Connector, error) {
 // Listen implements nd.Adapter.
 func (a *Adapter) Listen(backlog, protocol int, port uint16) (nd.Listener, error) {
 	if a.isClosed() {
-		return nil, removed("Listen")
+		return nil, nd.ErrDeviceRemoved
 	}
-	if protocol < 0 || protocol > 255 {
-		return nil, &nd.OpError{Op: "Listen", Status: nd.ErrInvalidParameter2}
-	}
-	if backlog < 0 {
-		return nil, &nd.OpError{Op: "Listen", Status: nd.ErrInvalidParameter1}
+	if st := ndrules.Listen(backlog, protocol); st != nd.Success {
+		return nil, st
 	}
 	return a.listen(backlog, protocol, port)
 }

@@ -12,17 +12,7 @@ import (
 
 	"github.com/godirect/nd"
 	"github.com/godirect/nd/internal/iwarp"
-)
-
-const (
-	stIdle       = iota
-	stConnecting // active: Connect in progress
-	stConnected  // active: Connect succeeded, CompleteConnect or Reject next
-	stRequested  // passive: holds a request from GetConnectionRequest
-	stAccepting  // passive: Accept in progress
-	stUp         // connected
-	stEnded      // the connection ended
-	stRefused    // active: the peer refused
+	"github.com/godirect/nd/internal/ndrules"
 )
 
 const resolveTimeoutMS = 2000
@@ -39,7 +29,7 @@ type connector struct {
 	mu            sync.Mutex
 	closed        bool
 	shut          atomic.Bool // closed, for the endpoint's checks without mu
-	state         int
+	state         ndrules.ConnState
 	handle        uintptr
 	id            cID
 	ep            *endpoint
@@ -83,8 +73,10 @@ func (c *connector) onEvent(ev cmEvent) {
 func (c *connector) connectionEnded(*endpoint) {
 	c.mu.Lock()
 	switch c.state {
-	case stUp, stConnected, stAccepting:
-		c.state = stEnded
+	case ndrules.Connected:
+		c.state = ndrules.Ended
+	case ndrules.Replied, ndrules.Accepting:
+		c.state = ndrules.Aborted
 	}
 	id := c.id
 	ever := c.everConnected
@@ -108,10 +100,10 @@ func (c *connector) endpointClosed(e *endpoint) {
 }
 
 // closedErr is the error of a call made after c or its adapter closed.
-func (c *connector) closedErr(op string) error {
+func (c *connector) closedErr() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.a.closedErr(op, c.closed)
+	return c.a.closedErr(c.closed)
 }
 
 // wait returns the next connection event for a blocking call.
@@ -192,40 +184,21 @@ func (c *connector) app(n int, godirect bool) int {
 // CreateEndpoint implements nd.Connector.
 func (c *connector) CreateEndpoint(inbound, outbound nd.CompletionQueue, l nd.EndpointLimits) (nd.Endpoint, error) {
 	a := c.a
-	op := "CreateEndpoint"
-	if err := c.closedErr(op); err != nil {
+	if err := c.closedErr(); err != nil {
 		return nil, err
 	}
-	in, ok := inbound.(*cq)
-	if !ok || in == nil || in.a != a {
-		return nil, &nd.OpError{Op: op, Status: nd.ErrInvalidParameter1}
-	}
-	out, ok := outbound.(*cq)
-	if !ok || out == nil || out.a != a {
-		return nil, &nd.OpError{Op: op, Status: nd.ErrInvalidParameter2}
-	}
-	i := a.info
-	switch {
-	case l.InboundEntries < 1 || l.InboundEntries > i.MaxInboundRequests:
-		return nil, &nd.OpError{Op: op, Status: nd.ErrInvalidParameter3}
-	case l.OutboundEntries < 1 || l.OutboundEntries > i.MaxOutboundRequests:
-		return nil, &nd.OpError{Op: op, Status: nd.ErrInvalidParameter4}
-	case l.InboundSGE < 0 || l.InboundSGE > i.MaxInboundSGE:
-		return nil, &nd.OpError{Op: op, Status: nd.ErrInvalidParameter5}
-	case l.OutboundSGE < 0 || l.OutboundSGE > i.MaxOutboundSGE:
-		return nil, &nd.OpError{Op: op, Status: nd.ErrInvalidParameter6}
-	case l.InboundReadLimit < 0 || l.InboundReadLimit > i.MaxInboundReadLimit:
-		return nil, &nd.OpError{Op: op, Status: nd.ErrInvalidParameter7}
-	case l.OutboundReadLimit < 0 || l.OutboundReadLimit > i.MaxOutboundReadLimit:
-		return nil, &nd.OpError{Op: op, Status: nd.ErrInvalidParameter8}
+	in, _ := inbound.(*cq)
+	out, _ := outbound.(*cq)
+	if st := ndrules.CreateEndpoint(&a.info, in != nil && in.a == a, out != nil && out.a == a, &l); st != nd.Success {
+		return nil, st
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
-		return nil, &nd.OpError{Op: op, Status: nd.ErrInvalidHandle}
+	if err := a.closedErr(c.closed); err != nil {
+		return nil, err
 	}
 	if c.ep != nil {
-		return nil, &nd.OpError{Op: op, Status: nd.ErrNotSupported}
+		return nil, nd.ErrNotSupported
 	}
 	e, err := newEndpoint(c, in, out, l)
 	if err != nil {
@@ -244,89 +217,88 @@ func (c *connector) Connect(ctx context.Context, ep nd.Endpoint, remote netip.Ad
 	c.mu.Lock()
 	e, ok := ep.(*endpoint)
 	switch {
-	case c.a.closedErr(op, c.closed) != nil:
+	case c.a.closedErr(c.closed) != nil:
 		c.mu.Unlock()
-		return c.a.closedErr(op, c.closed)
+		return c.a.closedErr(c.closed)
 	case !ok || e.c != c || e != c.ep:
 		c.mu.Unlock()
-		return &nd.OpError{Op: op, Status: nd.ErrInvalidParameter1}
-	case c.state != stIdle && c.state != stRefused:
+		return nd.ErrInvalidParameter1
+	}
+	st := c.state.Connect()
+	if st == nd.Success {
+		st = ndrules.ConnectParams(&c.a.info, remote, protocol, len(privateData))
+	}
+	if st != nd.Success {
 		c.mu.Unlock()
-		return &nd.OpError{Op: op, Status: nd.ErrConnectionActive}
-	case len(privateData) > c.a.info.MaxCallerData:
-		c.mu.Unlock()
-		return &nd.OpError{Op: op, Status: nd.ErrInvalidBufferSize}
-	case protocol < 0 || protocol > 255:
-		c.mu.Unlock()
-		return &nd.OpError{Op: op, Status: nd.ErrInvalidParameter3}
+		return st
 	}
 	ra := remote.Addr().Unmap()
 	if !ra.Is4() || ra.IsLoopback() || ra.IsUnspecified() {
 		// rdma_cm reaches no adapter through 127/8 (docs/verbs.md).
 		c.mu.Unlock()
-		return &nd.OpError{Op: op, Status: nd.ErrBadNetworkName}
+		return nd.ErrBadNetworkName
 	}
 	remote = netip.AddrPortFrom(ra, remote.Port())
-	c.state, c.hasPeer, c.peerPD = stConnecting, false, nil
+	c.state, c.hasPeer, c.peerPD = ndrules.Connecting, false, nil
 	h := c.a.register(c)
 	id, err := createID(c.a.ch, h)
 	if err != nil {
 		c.a.unregister(h)
-		c.state = stIdle
+		c.state = ndrules.Idle
 		c.mu.Unlock()
-		return &nd.OpError{Op: op, Status: nd.ErrInsufficientResources, Err: err}
+		return withCause(op, nd.ErrInsufficientResources, err)
 	}
 	c.handle, c.id = h, id
 	c.mu.Unlock()
 
-	fail := func(st nd.Status, err error, state int) error {
+	fail := func(st nd.Status, err error) error {
 		c.dropID()
 		c.mu.Lock()
-		c.state = state
+		c.state = ndrules.Idle
 		c.mu.Unlock()
 		if oe, ok := err.(*nd.OpError); ok {
 			return oe
 		}
-		return &nd.OpError{Op: op, Status: st, Err: err}
+		return withCause(op, st, err)
 	}
 	if err := bindAddr(id, netip.AddrPortFrom(c.a.addr, localPort)); err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
-			return fail(nd.ErrAddressAlreadyAssociated, err, stIdle)
+			return fail(nd.ErrAddressAlreadyAssociated, err)
 		}
-		return fail(nd.ErrInvalidAddress, err, stIdle)
+		return fail(nd.ErrInvalidAddress, err)
 	}
 	if err := resolveAddr(id, remote, resolveTimeoutMS); err != nil {
-		return fail(nd.ErrBadNetworkName, err, stIdle)
+		return fail(nd.ErrBadNetworkName, err)
 	}
 	steps := []struct{ want, st int }{{evAddrResolved, 0}, {evRouteResolved, 0}}
 	for k, s := range steps {
 		ev, err := c.wait(ctx, op)
 		if err != nil {
 			e.dead.Store(true)
-			return fail(nd.ErrCanceled, err, stIdle)
+			return fail(nd.ErrCanceled, err)
 		}
 		if ev.typ != s.want {
-			return fail(nd.ErrBadNetworkName, syscall.Errno(-ev.status), stIdle)
+			return fail(nd.ErrBadNetworkName, syscall.Errno(-ev.status))
 		}
 		if k == 0 {
 			if err := resolveRoute(id, resolveTimeoutMS); err != nil {
-				return fail(nd.ErrBadNetworkName, err, stIdle)
+				return fail(nd.ErrBadNetworkName, err)
 			}
 		}
 	}
 	if err := e.attach(id); err != nil {
-		return fail(nd.ErrInsufficientResources, err, stIdle)
+		return fail(nd.ErrInsufficientResources, err)
 	}
 	priv := c.wrap(protocol, privateData)
 	if err := cmConnect(id, e.qpn, priv, c.wire(e.lim.InboundReadLimit), c.wire(e.lim.OutboundReadLimit), false); err != nil {
 		e.dead.Store(true)
-		return fail(nd.ErrConnectionRefused, err, stIdle)
+		return fail(nd.ErrConnectionRefused, err)
 	}
 	for {
 		ev, err := c.wait(ctx, op)
 		if err != nil {
 			e.dead.Store(true)
-			return fail(nd.ErrCanceled, err, stIdle)
+			return fail(nd.ErrCanceled, err)
 		}
 		switch ev.typ {
 		case evEstablished, evConnectResponse:
@@ -344,7 +316,7 @@ func (c *connector) Connect(ctx context.Context, ep nd.Endpoint, remote netip.Ad
 			c.local, c.remote = idAddrs(id)
 			e.ord = min(e.lim.OutboundReadLimit, c.peerIRD)
 			e.confirmWrites = c.a.dev.iwarp && kind == peerTCP
-			c.state = stConnected
+			c.state = ndrules.Replied
 			c.mu.Unlock()
 			return nil
 		case evRejected:
@@ -353,10 +325,10 @@ func (c *connector) Connect(ctx context.Context, ep nd.Endpoint, remote netip.Ad
 			c.hasPeer, c.peerPD, c.peerIRD, c.peerORD = true, append([]byte(nil), data...), 0, 0
 			c.mu.Unlock()
 			e.dead.Store(true)
-			return fail(nd.ErrConnectionRefused, nil, stRefused)
+			return fail(nd.ErrConnectionRefused, nil)
 		case evUnreachable, evConnectError, evDisconnected, evDeviceRemoval:
 			e.dead.Store(true)
-			return fail(nd.ErrConnectionRefused, syscall.Errno(-ev.status), stIdle)
+			return fail(nd.ErrConnectionRefused, syscall.Errno(-ev.status))
 		}
 	}
 }
@@ -377,34 +349,30 @@ func (c *connector) dropID() {
 func (c *connector) CompleteConnect(ctx context.Context) error {
 	const op = "CompleteConnect"
 	c.mu.Lock()
-	if err := c.a.closedErr(op, c.closed); err != nil {
+	if err := c.a.closedErr(c.closed); err != nil {
 		c.mu.Unlock()
 		return err
 	}
-	if c.state != stConnected {
-		st := c.state
+	if st := c.state.CompleteConnect(); st != nd.Success {
 		c.mu.Unlock()
-		if st == stEnded {
-			return &nd.OpError{Op: op, Status: nd.ErrConnectionAborted}
-		}
-		return &nd.OpError{Op: op, Status: nd.ErrConnectionInvalid}
+		return st
 	}
 	e, id := c.ep, c.id
 	c.mu.Unlock()
 	if !c.a.dev.iwarp {
 		if err := e.toRTS(id, c.wire(e.ord), c.wire(min(e.lim.InboundReadLimit, c.peerORD))); err != nil {
-			return &nd.OpError{Op: op, Status: nd.ErrConnectionAborted, Err: err}
+			return withCause(op, nd.ErrConnectionAborted, err)
 		}
 		if err := cmEstablish(id); err != nil {
-			return &nd.OpError{Op: op, Status: nd.ErrConnectionAborted, Err: err}
+			return withCause(op, nd.ErrConnectionAborted, err)
 		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.state != stConnected {
-		return &nd.OpError{Op: op, Status: nd.ErrConnectionAborted}
+	if c.state != ndrules.Replied {
+		return nd.ErrConnectionAborted
 	}
-	c.state, c.everConnected = stUp, true
+	c.state, c.everConnected = ndrules.Connected, true
 	e.connected.Store(true)
 	return nil
 }
@@ -415,25 +383,27 @@ func (c *connector) Accept(ctx context.Context, ep nd.Endpoint, privateData []by
 	c.mu.Lock()
 	e, ok := ep.(*endpoint)
 	switch {
-	case c.a.closedErr(op, c.closed) != nil:
+	case c.a.closedErr(c.closed) != nil:
 		c.mu.Unlock()
-		return c.a.closedErr(op, c.closed)
+		return c.a.closedErr(c.closed)
 	case !ok || e.c != c || e != c.ep:
 		c.mu.Unlock()
-		return &nd.OpError{Op: op, Status: nd.ErrInvalidParameter1}
-	case c.state != stRequested:
+		return nd.ErrInvalidParameter1
+	}
+	st := c.state.Accept()
+	if st == nd.Success {
+		st = ndrules.CalleeData(&c.a.info, len(privateData))
+	}
+	if st != nd.Success {
 		c.mu.Unlock()
-		return &nd.OpError{Op: op, Status: nd.ErrConnectionInvalid}
-	case len(privateData) > c.a.info.MaxCalleeData:
-		c.mu.Unlock()
-		return &nd.OpError{Op: op, Status: nd.ErrInvalidBufferSize}
+		return st
 	}
 	if c.req.aborted.Load() {
-		c.state = stEnded
+		c.state = ndrules.Aborted
 		c.mu.Unlock()
-		return &nd.OpError{Op: op, Status: nd.ErrConnectionAborted}
+		return nd.ErrConnectionAborted
 	}
-	c.state = stAccepting
+	c.state = ndrules.Accepting
 	id := c.id
 	ird := min(e.lim.InboundReadLimit, c.peerORD)
 	ord := min(e.lim.OutboundReadLimit, c.peerIRD)
@@ -441,9 +411,9 @@ func (c *connector) Accept(ctx context.Context, ep nd.Endpoint, privateData []by
 	abort := func(st nd.Status, err error) error {
 		e.dead.Store(true)
 		c.mu.Lock()
-		c.state = stEnded
+		c.state = ndrules.Aborted
 		c.mu.Unlock()
-		return &nd.OpError{Op: op, Status: st, Err: err}
+		return withCause(op, st, err)
 	}
 	if err := e.attach(id); err != nil {
 		return abort(nd.ErrConnectionAborted, err)
@@ -467,11 +437,11 @@ func (c *connector) Accept(ctx context.Context, ep nd.Endpoint, privateData []by
 		switch ev.typ {
 		case evEstablished:
 			c.mu.Lock()
-			if c.state != stAccepting {
+			if c.state != ndrules.Accepting {
 				c.mu.Unlock()
-				return &nd.OpError{Op: op, Status: nd.ErrConnectionAborted}
+				return nd.ErrConnectionAborted
 			}
-			c.state, c.everConnected = stUp, true
+			c.state, c.everConnected = ndrules.Connected, true
 			e.connected.Store(true)
 			c.mu.Unlock()
 			return nil
@@ -485,70 +455,63 @@ func (c *connector) Accept(ctx context.Context, ep nd.Endpoint, privateData []by
 
 // Reject implements nd.Connector.
 func (c *connector) Reject(privateData []byte) error {
-	const op = "Reject"
 	c.mu.Lock()
-	if err := c.a.closedErr(op, c.closed); err != nil {
+	if err := c.a.closedErr(c.closed); err != nil {
 		c.mu.Unlock()
 		return err
 	}
-	st, id, e := c.state, c.id, c.ep
-	if len(privateData) > c.a.info.MaxCalleeData {
-		c.mu.Unlock()
-		return &nd.OpError{Op: op, Status: nd.ErrInvalidBufferSize}
+	state, id, e := c.state, c.id, c.ep
+	st := ndrules.CalleeData(&c.a.info, len(privateData))
+	if st == nd.Success {
+		st = state.Reject()
 	}
-	switch st {
-	case stRequested:
-		c.state = stIdle
+	if st != nd.Success {
 		c.mu.Unlock()
+		return st
+	}
+	c.state = ndrules.Idle
+	c.mu.Unlock()
+	if state == ndrules.Requested {
 		cmReject(id, c.wrap(0, privateData))
 		c.dropID()
 		return nil
-	case stConnected:
-		c.state = stEnded
-		c.mu.Unlock()
-		if !c.a.dev.iwarp {
-			cmReject(id, c.wrap(0, privateData))
-		}
-		if e != nil {
-			e.terminate()
-		}
-		return nil
 	}
-	c.mu.Unlock()
-	return &nd.OpError{Op: op, Status: nd.ErrConnectionInvalid}
+	// The active side refuses the accepted terms.
+	if !c.a.dev.iwarp {
+		cmReject(id, c.wrap(0, privateData))
+	}
+	if e != nil {
+		e.terminate()
+	}
+	return nil
 }
 
 // GetConnectionData implements nd.Connector.
 func (c *connector) GetConnectionData(privateData []byte) (nd.ConnectionData, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.a.closedErr("GetConnectionData", c.closed); err != nil {
+	if err := c.a.closedErr(c.closed); err != nil {
 		return nd.ConnectionData{}, err
 	}
 	if !c.hasPeer {
-		return nd.ConnectionData{}, &nd.OpError{Op: "GetConnectionData", Status: nd.ErrConnectionInvalid}
+		return nd.ConnectionData{}, nd.ErrConnectionInvalid
 	}
-	cd := nd.ConnectionData{
-		InboundReadLimit:  min(max(c.peerORD, 0), c.a.info.MaxInboundReadLimit),
-		OutboundReadLimit: min(max(c.peerIRD, 0), c.a.info.MaxOutboundReadLimit),
-		PrivateDataLength: len(c.peerPD),
-	}
-	copy(privateData, c.peerPD)
-	if len(privateData) < len(c.peerPD) {
-		return cd, nd.ErrBufferOverflow
-	}
-	return cd, nil
+	cd, st := ndrules.ConnectionData(&c.a.info, c.peerIRD, c.peerORD, c.peerPD, privateData)
+	return cd, st.Err()
 }
 
 // GetLocalAddress implements nd.Connector.
 func (c *connector) GetLocalAddress() (netip.AddrPort, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.a.closedErr("GetLocalAddress", c.closed); err != nil {
+	if err := c.a.closedErr(c.closed); err != nil {
 		return netip.AddrPort{}, err
 	}
-	if !c.local.IsValid() || c.state == stIdle || c.state == stRefused {
-		return netip.AddrPort{}, &nd.OpError{Op: "GetLocalAddress", Status: nd.ErrConnectionInvalid}
+	if st := c.state.Addresses(); st != nd.Success {
+		return netip.AddrPort{}, st
+	}
+	if !c.local.IsValid() {
+		return netip.AddrPort{}, nd.ErrConnectionInvalid
 	}
 	return c.local, nil
 }
@@ -557,11 +520,14 @@ func (c *connector) GetLocalAddress() (netip.AddrPort, error) {
 func (c *connector) GetPeerAddress() (netip.AddrPort, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.a.closedErr("GetPeerAddress", c.closed); err != nil {
+	if err := c.a.closedErr(c.closed); err != nil {
 		return netip.AddrPort{}, err
 	}
-	if !c.remote.IsValid() || c.state == stIdle || c.state == stRefused {
-		return netip.AddrPort{}, &nd.OpError{Op: "GetPeerAddress", Status: nd.ErrConnectionInvalid}
+	if st := c.state.Addresses(); st != nd.Success {
+		return netip.AddrPort{}, st
+	}
+	if !c.remote.IsValid() {
+		return netip.AddrPort{}, nd.ErrConnectionInvalid
 	}
 	return c.remote, nil
 }
@@ -569,14 +535,14 @@ func (c *connector) GetPeerAddress() (netip.AddrPort, error) {
 // NotifyDisconnect implements nd.Connector.
 func (c *connector) NotifyDisconnect(ctx context.Context) error {
 	c.mu.Lock()
-	ever := c.everConnected
-	err := c.a.closedErr("NotifyDisconnect", c.closed)
+	err := c.a.closedErr(c.closed)
+	wait, st := c.state.NotifyDisconnect()
 	c.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	if !ever {
-		return &nd.OpError{Op: "NotifyDisconnect", Status: nd.ErrConnectionInvalid}
+	if !wait {
+		return st.Err()
 	}
 	select {
 	case <-c.ended:
@@ -591,24 +557,21 @@ func (c *connector) NotifyDisconnect(ctx context.Context) error {
 // Disconnect implements nd.Connector.
 func (c *connector) Disconnect(ctx context.Context) error {
 	c.mu.Lock()
-	if err := c.a.closedErr("Disconnect", c.closed); err != nil {
+	if err := c.a.closedErr(c.closed); err != nil {
 		c.mu.Unlock()
 		return err
 	}
-	st, e := c.state, c.ep
-	switch {
-	case st == stUp:
-		c.state, c.disconnected = stEnded, true
+	state, e := c.state, c.ep
+	if st := state.Disconnect(c.disconnected); st != nd.Success {
 		c.mu.Unlock()
-		e.terminate()
-		return nil
-	case st == stEnded && c.everConnected && !c.disconnected:
-		c.disconnected = true
-		c.mu.Unlock()
-		return nil
+		return st
 	}
+	c.state, c.disconnected = ndrules.Ended, true
 	c.mu.Unlock()
-	return &nd.OpError{Op: "Disconnect", Status: nd.ErrConnectionInvalid}
+	if state == ndrules.Connected {
+		e.terminate()
+	} // else the peer ended it first
+	return nil
 }
 
 // Close implements nd.Connector.
@@ -623,7 +586,7 @@ func (c *connector) Close() error {
 	close(c.closedCh)
 	st, id, e := c.state, c.id, c.ep
 	c.mu.Unlock()
-	if st == stRequested && id != nil {
+	if st == ndrules.Requested && id != nil {
 		cmReject(id, nil)
 	}
 	if e != nil {
@@ -642,12 +605,12 @@ func (c *connector) Close() error {
 func (c *connector) bindRequest(r *request) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.state != stIdle || c.id != nil || c.closed {
-		return &nd.OpError{Op: "GetConnectionRequest", Status: nd.ErrConnectionActive}
+	if c.state != ndrules.Idle || c.id != nil || c.closed {
+		return nd.ErrConnectionActive
 	}
 	c.id, c.handle, c.req = r.id, r.handle, r
 	c.a.retarget(r.handle, c)
-	c.state, c.hasPeer = stRequested, true
+	c.state, c.hasPeer = ndrules.Requested, true
 	c.peerPD, c.peerIRD, c.peerORD = r.pd, r.ird, r.ord
 	c.local, c.remote = r.local, r.remote
 	return nil
@@ -708,7 +671,7 @@ func (a *Adapter) listen(backlog, protocol int, port uint16) (nd.Listener, error
 		pl.mu.Lock()
 		defer pl.mu.Unlock()
 		if pl.listeners[protocol] != nil {
-			return nil, &nd.OpError{Op: "Listen", Status: nd.ErrAddressAlreadyExists}
+			return nil, nd.ErrAddressAlreadyExists
 		}
 		l := &listener{pl: pl, protocol: protocol, backlog: backlog}
 		pl.listeners[protocol] = l
@@ -723,7 +686,7 @@ func (a *Adapter) listen(backlog, protocol int, port uint16) (nd.Listener, error
 			destroyID(id)
 		}
 		a.unregister(pl.handle)
-		return nil, &nd.OpError{Op: "Listen", Status: st, Err: err}
+		return nil, withCause("Listen", st, err)
 	}
 	for try := 1; ; try++ {
 		var err error
@@ -828,14 +791,14 @@ func (l *listener) deliver(r *request) bool {
 func (l *listener) GetConnectionRequest(ctx context.Context, conn nd.Connector) error {
 	const op = "GetConnectionRequest"
 	l.mu.Lock()
-	if err := l.pl.a.closedErr(op, l.closed); err != nil {
+	if err := l.pl.a.closedErr(l.closed); err != nil {
 		l.mu.Unlock()
 		return err
 	}
 	l.mu.Unlock()
 	c, ok := conn.(*connector)
 	if !ok || c.a != l.pl.a || c.shut.Load() {
-		return &nd.OpError{Op: op, Status: nd.ErrInvalidParameter1}
+		return nd.ErrInvalidParameter1
 	}
 	l.mu.Lock()
 	if l.closed {

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/internal/ndrules"
 )
 
 // A cq is an ND completion queue: one ibv_cq (sized for the queue pairs
@@ -281,13 +282,14 @@ func (q *cq) GetResults(results []*nd.Result) int {
 
 // Notify implements nd.CompletionQueue.
 func (q *cq) Notify(ctx context.Context, typ nd.NotifyType) error {
-	if typ != nd.NotifyAny && typ != nd.NotifySolicited && typ != nd.NotifyErrors {
-		return &nd.OpError{Op: "Notify", Status: nd.ErrInvalidParameter2}
-	}
 	q.mu.Lock()
-	if err := q.a.closedErr("Notify", q.closed); err != nil {
+	if err := q.a.closedErr(q.closed); err != nil {
 		q.mu.Unlock()
 		return err
+	}
+	if st := ndrules.NotifyType(typ); st != nd.Success {
+		q.mu.Unlock()
+		return st
 	}
 	if q.overrun {
 		q.mu.Unlock()
@@ -337,15 +339,15 @@ var waiterPool = sync.Pool{New: func() any { return &waiter{ch: make(chan error,
 func (q *cq) Resize(entries int) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if err := q.a.closedErr("Resize", q.closed); err != nil {
+	if err := q.a.closedErr(q.closed); err != nil {
 		return err
 	}
-	if entries < 1 || entries > q.a.info.MaxCQEntries {
-		return &nd.OpError{Op: "Resize", Status: nd.ErrInvalidParameter}
+	if st := ndrules.CQEntries(&q.a.info, entries); st != nd.Success {
+		return st
 	}
 	q.drain()
-	if entries < q.n {
-		return &nd.OpError{Op: "Resize", Status: nd.ErrBufferOverflow}
+	if st := ndrules.Resize(&q.a.info, entries, q.n); st != nd.Success {
+		return st
 	}
 	f := make([]fifoEntry, entries)
 	for i := range q.n {
@@ -361,14 +363,14 @@ func (q *cq) attach(r *ring, depth int) error {
 	defer q.mu.Unlock()
 	if q.closed {
 		if r.recv {
-			return &nd.OpError{Op: "CreateEndpoint", Status: nd.ErrInvalidParameter1}
+			return nd.ErrInvalidParameter1
 		}
-		return &nd.OpError{Op: "CreateEndpoint", Status: nd.ErrInvalidParameter2}
+		return nd.ErrInvalidParameter2
 	}
 	if q.attached+depth > q.hwSize {
 		want := q.attached + depth
 		if want > q.a.dev.maxCQE || resizeCQ(q.hw, want) != nil {
-			return &nd.OpError{Op: "CreateEndpoint", Status: nd.ErrInsufficientResources}
+			return nd.ErrInsufficientResources
 		}
 		q.hwSize = want
 	}

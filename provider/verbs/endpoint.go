@@ -3,11 +3,13 @@
 package verbs
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/internal/ndrules"
 )
 
 // endpoint is an ND endpoint: an RC queue pair, created when the connection
@@ -68,7 +70,7 @@ func newEndpoint(c *connector, in, out *cq, l nd.EndpointLimits) (*endpoint, err
 	e.rq = newRing(e, in, h<<1|1, l.InboundEntries, true)
 	perRead := e.perRead()
 	if l.OutboundEntries*perRead > a.dev.maxQPWR {
-		return nil, &nd.OpError{Op: "CreateEndpoint", Status: nd.ErrInvalidParameter4}
+		return nil, nd.ErrInvalidParameter4
 	}
 	if err := out.attach(e.sq, l.OutboundEntries*perRead); err != nil {
 		return nil, err
@@ -114,13 +116,16 @@ func (e *endpoint) release() {
 	e.ra.free()
 }
 
+// errEndpointUsed is why an endpoint cannot take a connection.
+var errEndpointUsed = errors.New("the endpoint closed, or its connection ended or was made")
+
 // attach creates the queue pair for the rdma_cm id and posts the Receives
 // that waited for it.
 func (e *endpoint) attach(id cID) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closing || e.qp != nil || e.dead.Load() {
-		return &nd.OpError{Op: "Connect", Status: nd.ErrInvalidDeviceState}
+		return &nd.OpError{Op: "Connect", Status: nd.ErrInvalidDeviceState, Err: errEndpointUsed}
 	}
 	qp, qpn, inl, err := createQP(e.a.pd, e.out.hw, e.in.hw, e.lim.OutboundEntries*e.perRead(), e.lim.InboundEntries,
 		min(max(e.lim.OutboundSGE, 1), e.a.dev.maxSGE), max(e.lim.InboundSGE, 1), e.a.dev.maxInline)
@@ -201,17 +206,15 @@ func (e *endpoint) terminate() {
 
 // post helpers -------------------------------------------------------------
 
-// localCheck validates a scatter/gather list: the byte count, the inline
-// byte count and the completion status for a bad local entry.
-// A sink (Receive, Read) has no inline data: such an entry is a bad local
-// entry.
-func (e *endpoint) localCheck(sgl []nd.SGE, sink bool) (total, inl int, st nd.Status) {
-	st = nd.Success
+// localCheck is the completion status of a scatter/gather list whose sizes
+// ndrules checked: ErrAccessViolation for an entry outside its
+// registration. A sink (Receive, Read) has no inline data: such an entry is
+// a bad local entry.
+func (e *endpoint) localCheck(sgl []nd.SGE, sink bool) nd.Status {
+	st := nd.Success
 	for i := range sgl {
 		s := &sgl[i]
-		total += len(s.Buffer)
 		if s.Region == nil {
-			inl += len(s.Buffer)
 			if sink && len(s.Buffer) > 0 {
 				st = nd.ErrAccessViolation // inline data cannot receive
 			}
@@ -226,7 +229,7 @@ func (e *endpoint) localCheck(sgl []nd.SGE, sink bool) (total, inl int, st nd.St
 			st = nd.ErrAccessViolation
 		}
 	}
-	return total, inl, st
+	return st
 }
 
 // fail completes x with st in software and ends the connection (q.mu held).
@@ -243,65 +246,55 @@ func (e *endpoint) isClosed() bool {
 	return e.closing || e.c.shut.Load() || e.in.shut.Load() || e.out.shut.Load()
 }
 
-func (e *endpoint) checkPost(res *nd.Result, op string) error {
-	if err := e.a.closedErr(op, e.isClosed()); err != nil {
-		return err
-	}
-	if res == nil {
-		return &nd.OpError{Op: op, Status: nd.ErrInvalidParameter1}
-	}
-	if !e.connected.Load() && !e.dead.Load() {
-		return &nd.OpError{Op: op, Status: nd.ErrConnectionInvalid}
-	}
-	return nil
+// admit is the connection check of an outbound post (e.mu held): refused
+// before the connection is up, accepted (to complete ErrCanceled) after it
+// ended.
+func (e *endpoint) admit() nd.Status {
+	return ndrules.Admit(true, e.connected.Load() || e.dead.Load(), false)
 }
 
 // Send implements nd.Endpoint.
 func (e *endpoint) Send(res *nd.Result, sgl []nd.SGE, flags nd.Flags) error {
-	return e.postOut(res, sgl, flags, opSend, nd.MWDescriptor{}, 0, "Send")
+	return e.postOut(ndrules.Send, res, sgl, flags, opSend, nd.MWDescriptor{}, 0)
 }
 
 // SendAndInvalidate implements nd.Endpoint.
 func (e *endpoint) SendAndInvalidate(res *nd.Result, sgl []nd.SGE, remote nd.MWDescriptor, flags nd.Flags) error {
-	return e.postOut(res, sgl, flags, opSendInv, remote, 0, "SendAndInvalidate")
+	return e.postOut(ndrules.SendAndInvalidate, res, sgl, flags, opSendInv, remote, 0)
 }
 
 // Read implements nd.Endpoint.
 func (e *endpoint) Read(res *nd.Result, sgl []nd.SGE, remote nd.MWDescriptor, offset uint64, flags nd.Flags) error {
-	return e.postOut(res, sgl, flags, opRead, remote, offset, "Read")
+	return e.postOut(ndrules.Read, res, sgl, flags, opRead, remote, offset)
 }
 
 // Write implements nd.Endpoint.
 func (e *endpoint) Write(res *nd.Result, sgl []nd.SGE, remote nd.MWDescriptor, offset uint64, flags nd.Flags) error {
-	return e.postOut(res, sgl, flags, opWrite, remote, offset, "Write")
+	return e.postOut(ndrules.Write, res, sgl, flags, opWrite, remote, offset)
 }
 
-func (e *endpoint) postOut(res *nd.Result, sgl []nd.SGE, flags nd.Flags, op int, remote nd.MWDescriptor, offset uint64, name string) error {
+func (e *endpoint) postOut(kind ndrules.Outbound, res *nd.Result, sgl []nd.SGE, flags nd.Flags, op int, remote nd.MWDescriptor, offset uint64) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.checkPost(res, name); err != nil {
+	if err := e.a.closedErr(e.isClosed()); err != nil {
 		return err
 	}
-	if len(sgl) > e.lim.OutboundSGE {
-		return &nd.OpError{Op: name, Status: nd.ErrDataOverrun}
+	lim := ndrules.PostLimits{MaxSGE: e.lim.OutboundSGE, MaxLength: e.a.info.MaxOutboundLength, MaxInline: e.inline}
+	total, st := ndrules.Post(kind, res, sgl, flags, lim)
+	if st == nd.Success {
+		st = e.admit()
 	}
-	total, inl, bad := e.localCheck(sgl, op == opRead)
-	if total > e.a.info.MaxOutboundLength {
-		return &nd.OpError{Op: name, Status: nd.ErrBufferOverflow}
+	if st != nd.Success {
+		return st
 	}
-	if op == opRead {
-		inl = 0
-	}
-	if inl > e.inline {
-		return &nd.OpError{Op: name, Status: nd.ErrBufferOverflow}
-	}
+	bad := e.localCheck(sgl, op == opRead)
 	r := e.sq
 	q := r.q
 	q.mu.Lock()
 	x := r.reserve(res, flags&nd.FlagSilentSuccess != 0, total)
 	if x == nil {
 		q.mu.Unlock()
-		return &nd.OpError{Op: name, Status: nd.ErrNoMoreEntries}
+		return nd.ErrNoMoreEntries
 	}
 	switch {
 	case e.dead.Load() || e.qp == nil:
@@ -420,26 +413,21 @@ func (e *endpoint) zeroLengthSGE(i int) {
 func (e *endpoint) Receive(res *nd.Result, sgl []nd.SGE) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.a.closedErr("Receive", e.isClosed()); err != nil {
+	if err := e.a.closedErr(e.isClosed()); err != nil {
 		return err
 	}
-	if res == nil {
-		return &nd.OpError{Op: "Receive", Status: nd.ErrInvalidParameter1}
+	total, st := ndrules.Receive(res, sgl, ndrules.PostLimits{MaxSGE: e.lim.InboundSGE, MaxLength: e.a.info.MaxInboundLength})
+	if st != nd.Success {
+		return st
 	}
-	if len(sgl) > e.lim.InboundSGE {
-		return &nd.OpError{Op: "Receive", Status: nd.ErrDataOverrun}
-	}
-	total, _, bad := e.localCheck(sgl, true)
-	if total > e.a.info.MaxInboundLength {
-		return &nd.OpError{Op: "Receive", Status: nd.ErrBufferOverflow}
-	}
+	bad := e.localCheck(sgl, true)
 	r := e.rq
 	q := r.q
 	q.mu.Lock()
 	x := r.reserve(res, false, 0)
 	if x == nil {
 		q.mu.Unlock()
-		return &nd.OpError{Op: "Receive", Status: nd.ErrNoMoreEntries}
+		return nd.ErrNoMoreEntries
 	}
 	if e.dead.Load() {
 		r.finish(x, nd.ErrCanceled)
@@ -502,7 +490,7 @@ func (e *endpoint) flushRecvLocked() {
 // Flush implements nd.Endpoint.
 func (e *endpoint) Flush() error {
 	e.mu.Lock()
-	err := e.a.closedErr("Flush", e.isClosed())
+	err := e.a.closedErr(e.isClosed())
 	e.mu.Unlock()
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/internal/ndrules"
 )
 
 func ptr[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }
@@ -58,16 +59,10 @@ func memlockError(op string, n int, err error) error {
 // RegisterMemory implements nd.Adapter.
 func (a *Adapter) RegisterMemory(ctx context.Context, buf []byte) (nd.MemoryRegion, error) {
 	if a.isClosed() {
-		return nil, removed("RegisterMemory")
+		return nil, nd.ErrDeviceRemoved
 	}
-	if buf == nil {
-		return nil, &nd.OpError{Op: "RegisterMemory", Status: nd.ErrInvalidParameter}
-	}
-	if len(buf) == 0 {
-		return nil, &nd.OpError{Op: "RegisterMemory", Status: nd.ErrInvalidBufferSize}
-	}
-	if len(buf) > a.info.MaxRegistrationSize {
-		return nil, &nd.OpError{Op: "RegisterMemory", Status: nd.ErrInvalidParameter}
+	if st := ndrules.RegisterMemory(&a.info, buf); st != nd.Success {
+		return nil, st
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, canceled("RegisterMemory", ctx)
@@ -91,7 +86,7 @@ func (a *Adapter) addRegion(r *memRegion) error {
 	defer a.mu.Unlock()
 	if a.closed {
 		deregMR(mr)
-		return removed("RegisterMemory")
+		return nd.ErrDeviceRemoved
 	}
 	a.mrs[r] = struct{}{}
 	return nil
@@ -103,10 +98,10 @@ func (a *Adapter) addRegion(r *memRegion) error {
 // used.
 func (a *Adapter) AllocMemory(n int) (nd.MemoryRegion, error) {
 	if a.isClosed() {
-		return nil, removed("AllocMemory")
+		return nil, nd.ErrDeviceRemoved
 	}
 	if n <= 0 || n > a.info.MaxRegistrationSize {
-		return nil, &nd.OpError{Op: "AllocMemory", Status: nd.ErrInvalidBufferSize}
+		return nil, nd.ErrInvalidBufferSize
 	}
 	buf, err := syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
 	if err != nil {
@@ -124,16 +119,16 @@ func (a *Adapter) AllocMemory(n int) (nd.MemoryRegion, error) {
 func (a *Adapter) DeregisterMemory(ctx context.Context, mr nd.MemoryRegion) error {
 	r, ok := mr.(*memRegion)
 	if !ok || r.a != a {
-		return &nd.OpError{Op: "DeregisterMemory", Status: nd.ErrInvalidParameter1}
+		return nd.ErrInvalidParameter1
 	}
 	if a.isClosed() {
 		return nil // cleanup: Close deregistered the adapter's regions
 	}
 	if r.windows.Load() > 0 {
-		return &nd.OpError{Op: "DeregisterMemory", Status: nd.ErrDeviceBusy}
+		return nd.ErrDeviceBusy
 	}
 	if !a.deregister(r) {
-		return &nd.OpError{Op: "DeregisterMemory", Status: nd.ErrInvalidParameter1}
+		return nd.ErrInvalidParameter1
 	}
 	return nil
 }
@@ -177,7 +172,7 @@ func (a *Adapter) CreateMemoryWindow(invalidateResult *nd.Result) (nd.MemoryWind
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
-		return nil, removed("CreateMemoryWindow")
+		return nil, nd.ErrDeviceRemoved
 	}
 	w := &window{a: a, invRes: invalidateResult}
 	a.mws[w] = struct{}{}
@@ -239,32 +234,29 @@ func (e *endpoint) unbindAll() {
 func (e *endpoint) Bind(res *nd.Result, mr nd.MemoryRegion, mw nd.MemoryWindow, buf []byte, flags nd.Flags) (nd.MWDescriptor, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.checkPost(res, "Bind"); err != nil {
+	if err := e.a.closedErr(e.isClosed()); err != nil {
 		return nd.MWDescriptor{}, err
 	}
-	r, ok := mr.(*memRegion)
-	if !ok || r.a != e.a {
-		return nd.MWDescriptor{}, &nd.OpError{Op: "Bind", Status: nd.ErrInvalidParameter2}
+	r, _ := mr.(*memRegion)
+	regionOK := r != nil && r.a == e.a && !r.dereg.Load()
+	w, _ := mw.(*window)
+	windowOK := w != nil && w.a == e.a && !w.isClosed()
+	// The window is a registration of its own: the device registers no
+	// empty range.
+	inRegion := regionOK && len(buf) > 0 && r.contains(buf)
+	st := ndrules.Bind(res, regionOK, windowOK, inRegion, flags)
+	if st == nd.Success {
+		st = e.admit()
 	}
-	if r.dereg.Load() {
-		return nd.MWDescriptor{}, &nd.OpError{Op: "Bind", Status: nd.ErrAccessViolation}
-	}
-	w, ok := mw.(*window)
-	if !ok || w.a != e.a || w.isClosed() {
-		return nd.MWDescriptor{}, &nd.OpError{Op: "Bind", Status: nd.ErrInvalidParameter3}
-	}
-	if len(buf) == 0 || !r.contains(buf) {
-		return nd.MWDescriptor{}, &nd.OpError{Op: "Bind", Status: nd.ErrInvalidParameter4}
-	}
-	if flags&(nd.FlagAllowRead|nd.FlagAllowWrite) == 0 {
-		return nd.MWDescriptor{}, &nd.OpError{Op: "Bind", Status: nd.ErrInvalidParameter6}
+	if st != nd.Success {
+		return nd.MWDescriptor{}, st
 	}
 	q := e.sq.q
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	x := e.sq.reserve(res, flags&nd.FlagSilentSuccess != 0, 0)
 	if x == nil {
-		return nd.MWDescriptor{}, &nd.OpError{Op: "Bind", Status: nd.ErrNoMoreEntries}
+		return nd.MWDescriptor{}, nd.ErrNoMoreEntries
 	}
 	if e.dead.Load() {
 		e.sq.finish(x, nd.ErrCanceled)
@@ -306,19 +298,24 @@ func (e *endpoint) Bind(res *nd.Result, mr nd.MemoryRegion, mw nd.MemoryWindow, 
 func (e *endpoint) Invalidate(res *nd.Result, mw nd.MemoryWindow, flags nd.Flags) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.checkPost(res, "Invalidate"); err != nil {
+	if err := e.a.closedErr(e.isClosed()); err != nil {
 		return err
 	}
-	w, ok := mw.(*window)
-	if !ok || w.a != e.a || w.isClosed() {
-		return &nd.OpError{Op: "Invalidate", Status: nd.ErrInvalidParameter2}
+	w, _ := mw.(*window)
+	windowOK := w != nil && w.a == e.a && !w.isClosed()
+	st := ndrules.Invalidate(res, windowOK, flags)
+	if st == nd.Success {
+		st = e.admit()
+	}
+	if st != nd.Success {
+		return st
 	}
 	q := e.sq.q
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	x := e.sq.reserve(res, flags&nd.FlagSilentSuccess != 0, 0)
 	if x == nil {
-		return &nd.OpError{Op: "Invalidate", Status: nd.ErrNoMoreEntries}
+		return nd.ErrNoMoreEntries
 	}
 	if e.dead.Load() {
 		e.sq.finish(x, nd.ErrCanceled)

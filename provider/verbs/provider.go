@@ -68,7 +68,7 @@ func (p *Provider) Addresses() ([]netip.Addr, error) {
 func (p *Provider) OpenAdapter(addr netip.Addr) (nd.Adapter, error) {
 	addr = addr.Unmap()
 	if !addr.Is4() || addr.IsLoopback() {
-		return nil, &nd.OpError{Op: "OpenAdapter", Status: nd.ErrInvalidAddress}
+		return nil, nd.ErrInvalidAddress
 	}
 	ctx, port, err := probe(addr)
 	if err != nil {

@@ -1,0 +1,13 @@
+// Package ndrules holds the parameter and state checks that every nd
+// provider applies the same way: the engine (and so the loop, tcp and shm
+// transports) and provider/verbs call these functions instead of writing the
+// rules again, so that a call gives the same status whatever the provider.
+//
+// Each function states the ND rule it applies and returns a bare nd.Status
+// (nd.Success when the call may go on), in the order ND's documents and
+// docs/semantics.md give: when several parameters are wrong, the first
+// failing check decides the status. The functions are pure: they read their
+// arguments only, allocate nothing and are safe for concurrent use. What a
+// provider must find out for itself (whether a handle is one of its own,
+// whether a buffer lies inside a registration) is passed in as a bool.
+package ndrules
