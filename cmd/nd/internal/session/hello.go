@@ -14,7 +14,8 @@ import (
 const (
 	helloVersion = 3 // 3: nd pingpong's count 0, until a message of 0 bytes
 	helloSize    = 32
-	WelcomeSize  = 8
+	// WelcomeSize is the length of the welcome's magic and version, before what the test adds.
+	WelcomeSize = 8
 	// MaxServedSize bounds what a client can make the server allocate.
 	MaxServedSize = 1 << 30
 )
