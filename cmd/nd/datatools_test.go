@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/netip"
 	"os/exec"
 	"regexp"
 	"runtime"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	"github.com/godirect/nd"
+
+	"github.com/godirect/nd/cmd/nd/internal/session"
 )
 
 // TestDataToolsLocal runs every data test in one process, over the loop
@@ -272,8 +273,8 @@ func TestDataToolsErrors(t *testing.T) {
 			}
 		})
 	}
-	if err := checkWindow(nd.AdapterInfo{MaxOutboundLength: 1 << 20, MaxRegistrationSize: 1 << 20, MaxWindowSize: 1 << 20}, 16); err != errNoInOrderDMA {
-		t.Errorf("an adapter without AdapterInOrderDMA: %v, want %v", err, errNoInOrderDMA)
+	if err := session.CheckWindow(nd.AdapterInfo{MaxOutboundLength: 1 << 20, MaxRegistrationSize: 1 << 20, MaxWindowSize: 1 << 20}, 16); err != session.ErrNoInOrderDMA {
+		t.Errorf("an adapter without AdapterInOrderDMA: %v, want %v", err, session.ErrNoInOrderDMA)
 	}
 }
 
@@ -281,7 +282,7 @@ func TestDataToolsErrors(t *testing.T) {
 // allocate nothing: ten times more iterations must not cost more
 // allocations.
 func TestDataToolsAllocations(t *testing.T) {
-	if testing.Short() || raceBuild {
+	if testing.Short() || session.RaceBuild {
 		t.Skip("short, or the race detector, which allocates on its own")
 	}
 	for _, tool := range []string{"ping", "rdmaping", "rdmapingpong"} {
@@ -292,92 +293,6 @@ func TestDataToolsAllocations(t *testing.T) {
 				}
 			})
 		})
-	}
-}
-
-func TestLoadByte(t *testing.T) {
-	for _, size := range []int{1, 3, 4, 5, 4096 + 3} {
-		buf := wordAligned(size)
-		if len(buf) < size || len(buf)%4 != 0 {
-			t.Fatalf("wordAligned(%d) has %d bytes", size, len(buf))
-		}
-		for i := range buf {
-			buf[i] = byte(i*13 + 7)
-		}
-		for i := range buf {
-			if got := loadByte(buf, i); got != buf[i] {
-				t.Errorf("size %d: loadByte(%d) = %#x, want %#x", size, i, got, buf[i])
-			}
-		}
-	}
-}
-
-func TestStamps(t *testing.T) {
-	prevPing, prevPong := stamps(-1 + 1000*127) // any earlier round
-	for k := range 1000 {
-		ping, pong := stamps(k)
-		if ping == 0 || pong == 0 || ping == pong || ping == prevPing || pong == prevPong {
-			t.Fatalf("round %d: stamps %d, %d after %d, %d", k, ping, pong, prevPing, prevPong)
-		}
-		prevPing, prevPong = ping, pong
-	}
-}
-
-func TestWire(t *testing.T) {
-	h := hello{maxSize: 4 << 20, count: 12345, arg: rdmaOpRead}
-	got, err := rdmapingGreeting.parseHello(rdmapingGreeting.hello(h))
-	if err != nil || got != h {
-		t.Errorf("hello round trip: %+v, %v; want %+v", got, err, h)
-	}
-	if _, err := pingGreeting.parseHello(rdmapingGreeting.hello(h)); err == nil {
-		t.Error("nd ping took an nd rdmaping hello")
-	}
-	w := pingGreeting.welcome([]byte{0, 0, 0, 127})
-	if err := pingGreeting.checkWelcome(w); err != nil || string(w[welcomeSize:]) != "\x00\x00\x00\x7f" {
-		t.Errorf("welcome %q: %v", w, err)
-	}
-	if err := pingpongGreeting.checkWelcome(w); err == nil {
-		t.Error("nd pingpong took an nd ping welcome")
-	}
-	m := windowMsg{desc: nd.MWDescriptor{Base: 1 << 40, Length: 4096, Token: 0xdeadbeef}, readLimit: 16}
-	var b [windowMsgSize]byte
-	if got, err := parseWindowMsg(m.put(b[:])); err != nil || got != m {
-		t.Errorf("window message round trip: %+v, %v; want %+v", got, err, m)
-	}
-	var r [pingReplySize]byte
-	pingReply{credits: 64, syncs: 1}.put(r[:])
-	if got, err := parsePingReply(r[:], len(r)); err != nil || got != (pingReply{64, 1}) {
-		t.Errorf("reply round trip: %+v, %v", got, err)
-	}
-}
-
-func TestServerAddr(t *testing.T) {
-	addrs := func(s ...string) []netip.Addr {
-		var as []netip.Addr
-		for _, x := range s {
-			as = append(as, netip.MustParseAddr(x))
-		}
-		return as
-	}
-	for _, tt := range []struct {
-		addrs          []netip.Addr
-		server, client string
-	}{
-		{addrs("127.0.0.1", "127.0.0.2"), "127.0.0.1", "127.0.0.2"},
-		{addrs("10.0.0.5", "127.0.0.1", "192.0.2.2", "::1"), "127.0.0.1", "127.0.0.1"},
-		{addrs("fd00::2", "::1"), "::1", "::1"},
-		{addrs("192.0.2.2", "192.0.2.3"), "192.0.2.2", "192.0.2.2"},
-	} {
-		server := defaultServerAddr(tt.addrs)
-		client := pickLocal(tt.addrs, server)
-		if server.String() != tt.server || client.String() != tt.client {
-			t.Errorf("%v: server %s, client %s; want %s, %s", tt.addrs, server, client, tt.server, tt.client)
-		}
-	}
-	// A served remote address is reached from itself (an RDMA device
-	// reaches only its own address on one host: siw0 and rxe0 in the VM).
-	if got := pickLocal(addrs("192.0.2.1", "192.0.2.2"), netip.MustParseAddr("192.0.2.2")); got.String() != "192.0.2.2" {
-		t.Errorf("pickLocal(192.0.2.1 192.0.2.2, 192.0.2.2) = %s, want 192.0.2.2", got)
 	}
 }
 

@@ -33,6 +33,11 @@ import (
 	"os"
 	"os/signal"
 	"time"
+
+	"github.com/godirect/nd/cmd/nd/internal/ndtools"
+	"github.com/godirect/nd/cmd/nd/internal/perftest"
+	"github.com/godirect/nd/cmd/nd/internal/rping"
+	"github.com/godirect/nd/cmd/nd/internal/session"
 )
 
 // command is one subcommand of nd.
@@ -42,22 +47,18 @@ type command struct {
 	// flags returns the command's FlagSet and the function that runs the
 	// command once the FlagSet parsed the arguments. The FlagSet's Usage
 	// prints the command's full help to the FlagSet's output.
-	flags func(stdout, stderr io.Writer) (*flag.FlagSet, runFunc)
+	flags func(stdout, stderr io.Writer) (*flag.FlagSet, session.RunFunc)
 }
-
-// runFunc runs a parsed command. ctx ends on Ctrl-C or when the command's
-// timeout expires; positional are the arguments left after the flags.
-type runFunc func(ctx context.Context, positional []string) error
 
 // commands lists the subcommands in the order "nd help" shows them.
 var commands = []command{
-	{"info", "print the provider's addresses and an adapter's limits (ndadapterinfo)", infoFlags},
-	{"ping", "one-way Send/Receive message rate with credits (ndping)", pingFlags},
-	{"pingpong", "Send/Receive round-trip latency and bandwidth (ndpingpong)", pingpongFlags},
-	{"rdmaping", "one-sided RDMA Write or Read throughput (ndrping)", rdmapingFlags},
-	{"rdmapingpong", "RDMA Write ping-pong, polling the last byte (ndrpingpong)", rdmapingpongFlags},
-	{"rping", "rdma-core's rping: RDMA Read/Write ping, wire-compatible with rping over siw", rpingFlags},
-	{"perf", "perftest's send/write/read _bw and _lat tests, with its columns, --json and --plot", perfFlags},
+	{"info", "print the provider's addresses and an adapter's limits (ndadapterinfo)", ndtools.InfoFlags},
+	{"ping", "one-way Send/Receive message rate with credits (ndping)", ndtools.PingFlags},
+	{"pingpong", "Send/Receive round-trip latency and bandwidth (ndpingpong)", ndtools.PingpongFlags},
+	{"rdmaping", "one-sided RDMA Write or Read throughput (ndrping)", ndtools.RdmapingFlags},
+	{"rdmapingpong", "RDMA Write ping-pong, polling the last byte (ndrpingpong)", ndtools.RdmapingpongFlags},
+	{"rping", "rdma-core's rping: RDMA Read/Write ping, wire-compatible with rping over siw", rping.Flags},
+	{"perf", "perftest's send/write/read _bw and _lat tests, with its columns, --json and --plot", perftest.Flags},
 }
 
 func main() {
@@ -113,7 +114,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(interrupted, *timeout)
 	defer cancel()
 	err := runCmd(ctx, fs.Args())
-	var ue usageError
+	var ue session.UsageError
 	switch {
 	case err == nil:
 		return 0
@@ -133,7 +134,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // flagSet returns the command's FlagSet with the flags every command has
 // (-timeout), the function that runs it, and the timeout's value.
-func (c *command) flagSet(stdout, stderr io.Writer) (*flag.FlagSet, runFunc, *time.Duration) {
+func (c *command) flagSet(stdout, stderr io.Writer) (*flag.FlagSet, session.RunFunc, *time.Duration) {
 	fs, runCmd := c.flags(stdout, stderr)
 	timeout := fs.Duration("timeout", 5*time.Minute,
 		"give up with an error when the command has not finished after this `duration`")
@@ -163,16 +164,5 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, `Run "nd help <command>" or "nd <command> -h" for the flags of a command.`)
-	fmt.Fprintf(w, "Providers: %s\n", providerList())
-}
-
-// usageError is an error in the command line that flag parsing could not
-// catch, such as a bad positional argument; run prints the usage after it.
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
-// usagef returns a usageError with a formatted message.
-func usagef(format string, args ...any) error {
-	return usageError{fmt.Sprintf(format, args...)}
+	fmt.Fprintf(w, "Providers: %s\n", session.ProviderList())
 }

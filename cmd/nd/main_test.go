@@ -83,22 +83,3 @@ func TestUsage(t *testing.T) {
 		})
 	}
 }
-
-func TestByteSize(t *testing.T) {
-	for in, want := range map[string]int{"1": 1, "4096": 4096, "64K": 64 << 10, "4MiB": 4 << 20, "2 mb": 2 << 20, "1G": 1 << 30} {
-		var b byteSize
-		if err := b.Set(in); err != nil || int(b) != want {
-			t.Errorf("Set(%q) = %d, %v; want %d", in, b, err, want)
-		}
-	}
-	for _, in := range []string{"", "-1", "4X", "K", "1.5M"} {
-		var b byteSize
-		if err := b.Set(in); err == nil {
-			t.Errorf("Set(%q) = %d, want an error", in, b)
-		}
-	}
-	b := byteSize(4 << 20)
-	if got := b.String(); got != "4MiB" {
-		t.Errorf("String() = %q, want 4MiB", got)
-	}
-}

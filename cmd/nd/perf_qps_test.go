@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/godirect/nd"
+
+	"github.com/godirect/nd/cmd/nd/internal/perftest"
+	"github.com/godirect/nd/cmd/nd/internal/session"
 )
 
 // perfDoc is nd perf's --json document, as the tests read it.
@@ -19,7 +22,7 @@ type perfDoc struct {
 	Test       string               `json:"test"`
 	Title      string               `json:"title"`
 	Provider   string               `json:"provider"`
-	Parameters perfParams           `json:"parameters"`
+	Parameters perftest.Params      `json:"parameters"`
 	Units      map[string]string    `json:"units"`
 	Results    []map[string]float64 `json:"results"`
 }
@@ -34,7 +37,7 @@ func checkPerfDoc(t *testing.T, out, test, provider string, qps, size, iters int
 		t.Fatalf("--json: %v:\n%s", err, out)
 	}
 	p := doc.Parameters
-	if doc.Test != test || doc.Title != perfTestNamed(test).title || doc.Provider != provider || p.QPs != qps ||
+	if doc.Test != test || doc.Title != perftest.TestNamed(test).Title || doc.Provider != provider || p.QPs != qps ||
 		len(p.Sizes) != 1 || p.Sizes[0] != size || p.Client == "" || p.Server == "" || len(doc.Results) != 1 {
 		t.Fatalf("--json: %+v, want test %s, provider %s, %d connections, one row of %d bytes", doc, test, provider, qps, size)
 	}
@@ -153,74 +156,33 @@ func (a *cqCountingAdapter) CreateCompletionQueue(entries int) (nd.CompletionQue
 // exactly one, whatever -q.
 func TestPerfOneCQ(t *testing.T) {
 	for _, provider := range []string{"loop", "tcp"} {
-		for _, test := range perfTests {
+		for _, test := range perftest.Tests {
 			for _, qps := range []int{1, 5} {
-				t.Run(provider+"/"+test.name+"/q"+strconv.Itoa(qps), func(t *testing.T) {
-					p, addrs, err := openProvider(provider)
+				t.Run(provider+"/"+test.Name+"/q"+strconv.Itoa(qps), func(t *testing.T) {
+					p, addrs, err := session.OpenProvider(provider)
 					if err != nil {
 						t.Fatal(err)
 					}
 					counting := &cqCountingProvider{Provider: p}
-					c := &perfConfig{
-						test: perfTestNamed(test.name), provider: providerOpts{name: provider}, size: 100, iters: 12, warmup: -1,
-						qps: qps, txDepth: 4, cqMod: 5, blocking: true, json: true, stderr: io.Discard,
+					c := &perftest.Config{
+						Test: perftest.TestNamed(test.Name), Provider: session.ProviderOpts{Name: provider}, Size: 100, Iters: 12, Warmup: -1,
+						QPs: qps, TxDepth: 4, CQMod: 5, Blocking: true, JSON: true, Stderr: io.Discard,
 					}
-					if test.lat {
-						c.txDepth = 1
+					if test.Lat {
+						c.TxDepth = 1
 					}
 					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 					defer cancel()
 					var out strings.Builder
-					if err := runLocal(ctx, c, counting, addrs, 0, &out); err != nil {
+					if err := session.RunLocal(ctx, c, counting, addrs, 0, &out); err != nil {
 						t.Fatal(err)
 					}
 					if got := counting.counts(); len(got) != 2 || got[0] != 1 || got[1] != 1 {
 						t.Errorf("completion queues created on the server's and the client's adapters: %v, want [1 1]", got)
 					}
-					checkPerfDoc(t, out.String(), test.name, provider, qps, 100, qps*12)
+					checkPerfDoc(t, out.String(), test.Name, provider, qps, 100, qps*12)
 				})
 			}
 		}
-	}
-}
-
-// countingOwner is a perfOwner that counts its completions.
-type countingOwner struct {
-	qp, n int
-}
-
-func (o *countingOwner) complete(*nd.Result) error { o.n++; return nil }
-func (o *countingOwner) index() int                { return o.qp }
-
-// TestPerfDispatch checks that completions go to the connection that owns
-// their Result, that one owned by none is an error, and that handing them
-// out allocates nothing.
-func TestPerfDispatch(t *testing.T) {
-	q := &perfCQ{owners: make(map[*nd.Result]perfOwner), many: true}
-	owners := make([]*countingOwner, 3)
-	results := make([][]nd.Result, 3)
-	var done []*nd.Result
-	for i := range owners {
-		owners[i] = &countingOwner{qp: i}
-		results[i] = make([]nd.Result, i+1)
-		q.ownAll(owners[i], results[i])
-		for j := range results[i] {
-			done = append(done, &results[i][j])
-		}
-	}
-	if err := q.dispatch(done); err != nil {
-		t.Fatal(err)
-	}
-	for i, o := range owners {
-		if o.n != i+1 {
-			t.Errorf("connection %d took %d completions, want %d", i, o.n, i+1)
-		}
-	}
-	if allocs := testing.AllocsPerRun(100, func() { q.dispatch(done) }); allocs != 0 {
-		t.Errorf("dispatch allocates %v times per batch", allocs)
-	}
-	var stray nd.Result
-	if err := q.dispatch([]*nd.Result{&stray}); err != errUnexpected {
-		t.Errorf("a completion owned by no connection: %v, want errUnexpected", err)
 	}
 }

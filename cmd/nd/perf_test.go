@@ -14,12 +14,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/godirect/nd/cmd/nd/internal/perftest"
+	"github.com/godirect/nd/cmd/nd/internal/session"
 )
 
 // TestMain lets the test binary stand in for nd when nd starts its
 // server process (which it does by running its own executable).
 func TestMain(m *testing.M) {
-	if os.Getenv(serverChildEnv) != "" {
+	if os.Getenv(session.ServerChildEnv) != "" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
@@ -43,7 +46,7 @@ func parsePerfTable(t *testing.T, out string) perfTable {
 	}
 	tab.header = lines[i]
 	for _, l := range lines[i+1:] {
-		if l == perfLine {
+		if l == perftest.Line {
 			return tab
 		}
 		var row []float64
@@ -114,17 +117,17 @@ func runPerf(t *testing.T, args ...string) string {
 // this process and two connections; over shm with the windows in
 // shm.AllocateMemory's memory (the default) and in Go heap memory (-heap).
 func TestPerfTests(t *testing.T) {
-	for _, test := range perfTests {
+	for _, test := range perftest.Tests {
 		for _, provider := range []string{"loop", "tcp", "shm", "shm -heap"} {
-			t.Run(test.name+"/"+strings.ReplaceAll(provider, " ", ""), func(t *testing.T) {
+			t.Run(test.Name+"/"+strings.ReplaceAll(provider, " ", ""), func(t *testing.T) {
 				skipUnsupported(t, provider)
-				args := append([]string{test.name, "--provider"}, strings.Fields(provider)...)
+				args := append([]string{test.Name, "--provider"}, strings.Fields(provider)...)
 				args = append(args, "--in-process", "-s", "300", "-n", "40", "-q", "2")
-				if !test.lat {
+				if !test.Lat {
 					args = append(args, "-t", "8")
 				}
 				// The rows count both connections'.
-				checkPerfTable(t, test.name, runPerf(t, args...), []int{300}, 80)
+				checkPerfTable(t, test.Name, runPerf(t, args...), []int{300}, 80)
 			})
 		}
 	}
@@ -185,7 +188,7 @@ func TestPerfSweep(t *testing.T) {
 			var doc struct {
 				Test       string            `json:"test"`
 				Provider   string            `json:"provider"`
-				Parameters perfParams        `json:"parameters"`
+				Parameters perftest.Params   `json:"parameters"`
 				Units      map[string]string `json:"units"`
 				Results    []map[string]float64
 			}
@@ -281,7 +284,7 @@ func TestPerfBinary(t *testing.T) {
 	lines := bufio.NewScanner(pipe)
 	var m []string
 	if lines.Scan() {
-		m = listeningLineRE.FindStringSubmatch(lines.Text())
+		m = session.ListeningLineRE.FindStringSubmatch(lines.Text())
 	}
 	if m == nil {
 		server.Process.Kill()
@@ -405,117 +408,16 @@ func TestPerfErrors(t *testing.T) {
 // times more iterations must not cost more allocations, with one
 // connection and with three on the one completion queue of each side.
 func TestPerfAllocations(t *testing.T) {
-	if testing.Short() || raceBuild {
+	if testing.Short() || session.RaceBuild {
 		t.Skip("short, or the race detector, which allocates on its own")
 	}
-	for _, test := range perfTests {
+	for _, test := range perftest.Tests {
 		for _, qps := range []string{"1", "3"} {
-			t.Run(test.name+"/q"+qps, func(t *testing.T) {
+			t.Run(test.Name+"/q"+qps, func(t *testing.T) {
 				checkLoopAllocs(t, 100, 1000, func(iters int) {
-					runPerf(t, test.name, "--provider", "loop", "-s", "512", "-q", qps, "-n", strconv.Itoa(iters))
+					runPerf(t, test.Name, "--provider", "loop", "-s", "512", "-q", qps, "-n", strconv.Itoa(iters))
 				})
 			})
-		}
-	}
-}
-
-func TestPerfProgress(t *testing.T) {
-	if isTerminal(&strings.Builder{}) || isTerminal(os.NewFile(^uintptr(0), "none")) {
-		t.Error("isTerminal of something that is no terminal")
-	}
-	var out, progress strings.Builder
-	c := &perfConfig{test: perfTestNamed("write_bw"), progressTo: &progress}
-	r := &perfReport{cfg: c, out: &out}
-	r.progress(0, 2, 2)
-	r.addBW(perfBWRow{Bytes: 2, Iterations: 1, BWPeak: 1, BWAverage: 1, MsgRate: 1})
-	r.progress(1, 2, 4)
-	r.clearProgress()
-	if got, want := progress.String(), "\r\033[K nd perf write_bw: 2 bytes (size 1 of 2) ...\r\033[K\r\033[K nd perf write_bw: 4 bytes (size 2 of 2) ...\r\033[K"; got != want {
-		t.Errorf("progress %q, want %q", got, want)
-	}
-	if strings.Contains(out.String(), "\r") {
-		t.Errorf("the table has the progress line: %q", out.String())
-	}
-}
-
-func TestPerfStats(t *testing.T) {
-	// Four requests one after another, 10 ns each, then four at once.
-	posted := []int64{0, 10, 20, 30, 40, 40, 40, 40}
-	completed := []int64{10, 20, 30, 40, 41, 42, 43, 44}
-	if got := peakRate(posted, completed, len(posted)); got != 1e9 {
-		t.Errorf("peakRate = %v, want 1e9 (the last four in 4 ns)", got)
-	}
-	if got := peakRate(nil, nil, 5); got != 0 {
-		t.Errorf("peakRate of nothing recorded = %v", got)
-	}
-	samples := []int64{5000, 1000, 3000, 2000, 4000, 0}
-	row := latencyRow(perfTestNamed("read_lat"), samples, 5, 2)
-	if row.TMin != 1 || row.TMax != 5 || row.TTypical != 3 || row.TAvg != 3 || row.P99 != 5 || row.Iterations != 5 ||
-		row.TStdev < 1.41 || row.TStdev > 1.42 {
-		t.Errorf("latencyRow = %+v", row)
-	}
-	// Half the round trip.
-	if row := latencyRow(perfTestNamed("send_lat"), samples, 5, 2); row.TMax != 2.5 {
-		t.Errorf("send_lat's t_max = %v, want 2.5", row.TMax)
-	}
-	if got := bandwidthUnits(1<<20, false); got != 1 {
-		t.Errorf("1 MiB/s = %v MB/sec", got)
-	}
-	if got := bandwidthUnits(125e6, true); got != 1 {
-		t.Errorf("125e6 B/s = %v Gb/sec", got)
-	}
-}
-
-func TestPerfWire(t *testing.T) {
-	h := perfHello{test: perfTestNamed("read_bw"), qp: 3, qps: 4, txDepth: 1 << 16, maxSize: 1 << 23}
-	got, err := parsePerfHello(h.wire())
-	if err != nil || got.test != h.test || got.qp != 3 || got.qps != 4 || got.txDepth != 1<<16 || got.maxSize != 1<<23 {
-		t.Errorf("hello round trip: %+v, %v", got, err)
-	}
-	h.useSRQ = true
-	got, err = parsePerfHello(h.wire())
-	if err != nil || !got.useSRQ || got.txDepth != 1<<16 || got.qps != 4 {
-		t.Errorf("hello round trip with useSRQ: %+v, %v", got, err)
-	}
-	if _, err := parsePerfHello(pingGreeting.hello(hello{maxSize: 1})); err == nil {
-		t.Error("nd perf took an nd ping hello")
-	}
-	m := perfMsg{kind: msgEnd, credits: 7, value: 12345, iters: 6, window: windowMsg{readLimit: 9}}
-	var b [perfMsgSize]byte
-	if got, err := parsePerfMsg(m.put(b[:]), perfMsgSize); err != nil || got != m {
-		t.Errorf("message round trip: %+v, %v", got, err)
-	}
-	if _, err := parsePerfMsg(b[:], 3); err == nil {
-		t.Error("a 3-byte control message parsed")
-	}
-	if !isDone(perfMsg{kind: msgDone}.put(b[:]), perfMsgSize) {
-		t.Error("isDone of a done message")
-	}
-}
-
-// TestPerfWarmup: the warm-up's default length (-w unset) follows -n, at
-// most 10000 round trips (lat) or 256 MiB of messages (bw); -w sets it.
-func TestPerfWarmup(t *testing.T) {
-	for _, tc := range []struct {
-		test        string
-		iters, warm int
-		size, qps   int
-		wantIt      int
-	}{
-		{"send_lat", 1000, -1, 8, 1, 1000},
-		{"send_lat", 50000, -1, 8, 1, 10000},
-		{"write_lat", 50000, 0, 8, 1, 0},
-		{"send_bw", 500, -1, 1 << 20, 1, 256},
-		{"write_bw", 2000, -1, 64 << 10, 1, 2000},
-		{"read_bw", 5000, -1, 128 << 10, 1, 2048},
-		{"read_bw", 5000, 7, 128 << 10, 1, 7},
-		{"send_lat", 1000, -1, 8, 100, 100},       // -q 100: 10000 round trips in all
-		{"read_lat", 1000, -1, 8, 4096, 2},        // 10000 / 4096, rounded down
-		{"write_bw", 2000, -1, 64 << 10, 3, 2000}, // bw: per connection
-	} {
-		c := &perfConfig{test: perfTestNamed(tc.test), iters: tc.iters, warmup: tc.warm, qps: tc.qps}
-		if got := c.warmupIters(tc.size); got != tc.wantIt {
-			t.Errorf("%s -n %d -w %d -s %d -q %d: %d warm-up iterations, want %d", tc.test, tc.iters, tc.warm, tc.size, tc.qps, got, tc.wantIt)
 		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/godirect/nd/cmd/nd/internal/session"
 )
 
 // serverLineRE matches the first line of nd pingpong with a child server
@@ -133,7 +135,7 @@ func TestPingpongTimedServerClient(t *testing.T) {
 	if code := <-served; code != 0 {
 		t.Fatalf("server: exit status %d\nstderr:\n%s", code, serverErr.String())
 	}
-	echoed := warmupIterations
+	echoed := session.WarmupIterations
 	for _, n := range counts {
 		echoed += n
 	}

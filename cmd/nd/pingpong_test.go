@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/godirect/nd/cmd/nd/internal/session"
 )
 
 const columnLine = "      Size      Iter   Latency     CPU   Bytes/Sec"
@@ -153,34 +155,10 @@ func TestPingpongErrors(t *testing.T) {
 	}
 }
 
-// TestSchedule checks the sweep against ndpingpong's: 1 byte to 4 MiB,
-// min(100000, 500*4MiB/size) iterations.
-func TestSchedule(t *testing.T) {
-	steps := schedule(defaultMaxSize, 0)
-	if len(steps) != 23 {
-		t.Fatalf("%d sizes, want 23", len(steps))
-	}
-	for i, s := range steps {
-		want := min(100000, 500*(4<<20)/s.size)
-		if s.size != 1<<i || s.iters != want {
-			t.Errorf("step %d = %+v, want {%d %d}", i, s, 1<<i, want)
-		}
-	}
-	if got := schedule(1000, 3); len(got) != 10 || got[9] != (step{size: 512, iters: 3}) {
-		t.Errorf("schedule(1000, 3) = %v", got)
-	}
-	if got := schedule(1, 0); len(got) != 1 || got[0] != (step{size: 1, iters: 100000}) {
-		t.Errorf("schedule(1, 0) = %v", got)
-	}
-	if warmups(0) != 1000 || warmups(7) != 7 {
-		t.Errorf("warmups(0), warmups(7) = %d, %d", warmups(0), warmups(7))
-	}
-}
-
 // TestPingpongAllocations checks that the timed loop allocates nothing:
 // 50 times more iterations must not cost more allocations.
 func TestPingpongAllocations(t *testing.T) {
-	if testing.Short() || raceBuild {
+	if testing.Short() || session.RaceBuild {
 		// Under the race detector, which allocates on its own, a side
 		// that blocks in Notify (-spin) showed allocations per wait.
 		t.Skip("short, or the race detector, which allocates on its own")

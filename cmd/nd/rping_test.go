@@ -3,13 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"net"
 	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/godirect/nd/cmd/nd/internal/rping"
+	"github.com/godirect/nd/cmd/nd/internal/session"
 )
 
 // startRpingServer runs "nd rping -s" with args (and -p 0) in the
@@ -17,17 +19,17 @@ import (
 // delivers its result.
 func startRpingServer(t *testing.T, ctx context.Context, args ...string) (uint16, <-chan error, *syncBuffer) {
 	t.Helper()
-	fs, c := newRpingFlagSet()
+	fs, c := rping.NewFlagSet()
 	var errOut bytes.Buffer
 	fs.SetOutput(&errOut)
 	if err := fs.Parse(append([]string{"-s", "-p", "0"}, args...)); err != nil {
 		t.Fatalf("server flags %q: %v\n%s", args, err, errOut.String())
 	}
 	listening := make(chan netip.AddrPort, 1)
-	c.listening = func(ap netip.AddrPort) { listening <- ap }
+	c.Listening = func(ap netip.AddrPort) { listening <- ap }
 	out := newSyncBuffer()
 	done := make(chan error, 1)
-	go func() { done <- c.run(ctx, out) }()
+	go func() { done <- c.Run(ctx, out) }()
 	select {
 	case ap := <-listening:
 		return ap.Port(), done, out
@@ -75,8 +77,8 @@ func TestRping(t *testing.T) {
 			}
 			for i, line := range lines {
 				want := make([]byte, tt.size)
-				fillPing(want, i, startLetter(i))
-				if line != "ping data: "+string(cString(want)) {
+				rping.FillPing(want, i, rping.StartLetter(i))
+				if line != "ping data: "+string(session.CString(want)) {
 					t.Errorf("client line %d = %q, want the ping data of ping %d", i, line, i)
 				}
 			}
@@ -157,61 +159,6 @@ func TestRpingUsage(t *testing.T) {
 	}
 }
 
-// TestFillPing checks the ping data against rping's pattern.
-func TestFillPing(t *testing.T) {
-	buf := make([]byte, 30)
-	fillPing(buf, 0, startLetter(0))
-	if got, want := string(buf), "rdma-ping-0: ABCDEFGHIJKLMNOP\x00"; got != want {
-		t.Errorf("ping 0 = %q, want %q", got, want)
-	}
-	fillPing(buf, 57, startLetter(57))
-	if got, want := string(buf), "rdma-ping-57: zABCDEFGHIJKLMN\x00"; got != want {
-		t.Errorf("ping 57 = %q, want %q", got, want)
-	}
-	fillPing(buf, 58, startLetter(58))
-	if got := fmt.Sprintf("%c", buf[14]); got != "A" {
-		t.Errorf("ping 58 starts with %q, want A (the letters wrap)", got)
-	}
-	// rping's smallest buffer, 23 bytes: its ping counter (a C int) wraps
-	// to -2147483648 after 2147483647, whose prefix snprintf cuts to 22
-	// characters and the terminating 0; there is no room for letters.
-	small := make([]byte, rpingMinSize)
-	fillPing(small, 1<<31, startLetter(1<<31))
-	if got, want := string(small), "rdma-ping--2147483648:\x00"; got != want {
-		t.Errorf("ping 1<<31 in 23 bytes = %q, want %q", got, want)
-	}
-	fillPing(small, 1<<31-1, startLetter(1<<31-1))
-	if got, want := string(small), "rdma-ping-2147483647: \x00"; got != want {
-		t.Errorf("ping 1<<31-1 in 23 bytes = %q, want %q", got, want)
-	}
-}
-
-// TestAtoi checks cInt's reading against glibc's atoi on amd64 (the values
-// are what atoi returned there for each string).
-func TestAtoi(t *testing.T) {
-	for _, tt := range []struct {
-		s    string
-		want int32
-	}{
-		{"64", 64}, {"0100", 100}, {"0x40", 0}, {"64abc", 64}, {" 64", 64},
-		{"\t\n 64", 64}, {"+64", 64}, {"-64", -64}, {"- 64", 0}, {"", 0},
-		{"abc", 0}, {"1_000", 1}, {"23", 23}, {"22", 22}, {"65535", 65535},
-		{"4294967360", 64}, {"2147483648", -2147483648}, {"-2147483649", 2147483647},
-		{"9223372036854775807", -1}, {"9223372036854775808", -1},
-		{"99999999999999999999", -1}, {"18446744073709551639", -1},
-		{"-9223372036854775808", 0}, {"-9223372036854775809", 0},
-		{"-99999999999999999999", 0},
-	} {
-		if got := atoi(tt.s); got != tt.want {
-			t.Errorf("atoi(%q) = %d, want %d", tt.s, got, tt.want)
-		}
-		var c cInt
-		if err := c.Set(tt.s); err != nil || int32(c) != tt.want {
-			t.Errorf("cInt.Set(%q): %d, %v; want %d", tt.s, c, err, tt.want)
-		}
-	}
-}
-
 // TestRpingSizes runs nd rping at the sizes at the edges of rping's range,
 // 23 (where the longest "rdma-ping-%d: " is cut) and 65535, and with a size
 // written as rping reads it ("0100" is 100 bytes), over the loop provider:
@@ -230,10 +177,10 @@ func TestRpingSizes(t *testing.T) {
 			if err := <-served; err != nil {
 				t.Fatalf("server: %v", err)
 			}
-			want := make([]byte, atoi(size))
-			fillPing(want, 2, startLetter(2))
-			if !strings.Contains(stdout, "ping data: "+string(cString(want))+"\n") {
-				t.Errorf("the client's output lacks ping 2's data %q:\n%s", cString(want), stdout)
+			want := make([]byte, session.Atoi(size))
+			rping.FillPing(want, 2, rping.StartLetter(2))
+			if !strings.Contains(stdout, "ping data: "+string(session.CString(want))+"\n") {
+				t.Errorf("the client's output lacks ping 2's data %q:\n%s", session.CString(want), stdout)
 			}
 		})
 	}

@@ -132,7 +132,7 @@ func TestChecksFail(t *testing.T) {
 			edit(t, m, "cmd/nd/main.go", `{"rping", `, `{"rpong", `)
 		}, `lists "nd rping", which cmd/nd does not know`},
 		{"layout missing directory", Layout, func(t *testing.T, m fstest.MapFS) {
-			edit(t, m, "README.md", "cmd/nd               the CLI\n", "cmd/nd               the CLI\ncmd/ndx              another\n")
+			edit(t, m, "README.md", "cmd/ndnet-perf ", "cmd/ndx                   another\ncmd/ndnet-perf ")
 		}, "lists cmd/ndx, which is not a directory"},
 		{"layout unlisted package", Layout, func(t *testing.T, m fstest.MapFS) {
 			edit(t, m, "README.md", "ndtest/remote ", "ndtest/remotes")
