@@ -34,7 +34,9 @@
 // A call whose failure has more to say returns an *OpError naming the call:
 // a blocking call whose context ended or whose object closed while it
 // waited (Status ErrCanceled, Err the context's error, if any), or a failure
-// with an underlying cause such as an operating system or device error.
+// with an underlying cause such as an operating system or device error, or
+// a provider that cannot serve at all and says why (provider/verbs built
+// without its build tag).
 // errors.Is(err, nd.ErrX) and StatusOf work on both; compare statuses with
 // them rather than with ==. The ndtest case Errors/Shape checks this.
 //

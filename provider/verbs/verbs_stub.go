@@ -31,11 +31,11 @@ func (*Provider) Name() string { return Name }
 // Addresses implements nd.Provider: always nd.ErrNotSupported, with the
 // build hint.
 func (*Provider) Addresses() ([]netip.Addr, error) {
-	return nil, nd.ErrNotSupported
+	return nil, &nd.OpError{Op: "verbs Addresses: " + hint, Status: nd.ErrNotSupported}
 }
 
 // OpenAdapter implements nd.Provider: always nd.ErrNotSupported, with the
 // build hint.
 func (*Provider) OpenAdapter(netip.Addr) (nd.Adapter, error) {
-	return nil, nd.ErrNotSupported
+	return nil, &nd.OpError{Op: "verbs OpenAdapter: " + hint, Status: nd.ErrNotSupported}
 }
