@@ -191,8 +191,24 @@ func (c *connector) app(n int, godirect bool) int {
 
 // CreateEndpoint implements nd.Connector.
 func (c *connector) CreateEndpoint(inbound, outbound nd.CompletionQueue, l nd.EndpointLimits) (nd.Endpoint, error) {
+	return c.createEndpoint("CreateEndpoint", inbound, outbound, nil, l)
+}
+
+var _ nd.SharedReceiveQueueConnector = (*connector)(nil)
+
+// CreateEndpointWithSRQ implements nd.SharedReceiveQueueConnector.
+func (c *connector) CreateEndpointWithSRQ(inbound, outbound nd.CompletionQueue, srqi nd.SharedReceiveQueue, l nd.EndpointLimits) (nd.Endpoint, error) {
+	const op = "CreateEndpointWithSRQ"
+	s, ok := srqi.(*srq)
+	if !ok || s == nil {
+		return c.createEndpoint(op, inbound, outbound, nil, l)
+	}
+	l.InboundEntries, l.InboundSGE = 1, 0 // not used: the shared queue's limits apply
+	return c.createEndpoint(op, inbound, outbound, s, l)
+}
+
+func (c *connector) createEndpoint(op string, inbound, outbound nd.CompletionQueue, s *srq, l nd.EndpointLimits) (nd.Endpoint, error) {
 	a := c.a
-	op := "CreateEndpoint"
 	if err := c.closedErr(op); err != nil {
 		return nil, err
 	}
@@ -205,6 +221,17 @@ func (c *connector) CreateEndpoint(inbound, outbound nd.CompletionQueue, l nd.En
 		return nil, &nd.OpError{Op: op, Status: nd.ErrInvalidParameter2}
 	}
 	i := a.info
+	if op == "CreateEndpointWithSRQ" {
+		if s == nil || s.a != a {
+			return nil, &nd.OpError{Op: op, Status: nd.ErrInvalidParameter3}
+		}
+		s.mu.Lock()
+		closed := s.closed
+		s.mu.Unlock()
+		if closed || s.cq.shut.Load() {
+			return nil, &nd.OpError{Op: op, Status: nd.ErrInvalidParameter3}
+		}
+	}
 	switch {
 	case l.InboundEntries < 1 || l.InboundEntries > i.MaxInboundRequests:
 		return nil, &nd.OpError{Op: op, Status: nd.ErrInvalidParameter3}
@@ -227,7 +254,7 @@ func (c *connector) CreateEndpoint(inbound, outbound nd.CompletionQueue, l nd.En
 	if c.ep != nil {
 		return nil, &nd.OpError{Op: op, Status: nd.ErrNotSupported}
 	}
-	e, err := newEndpoint(c, in, out, l)
+	e, err := newEndpoint(c, in, out, s, l)
 	if err != nil {
 		return nil, err
 	}
