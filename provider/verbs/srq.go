@@ -494,6 +494,10 @@ func (s *srq) Flush() error {
 		q.poll()
 	}
 	s.mu.Lock()
+	if s.drainer.dead.Load() {
+		s.mu.Unlock()
+		return &nd.OpError{Op: op, Status: nd.ErrInsufficientResources}
+	}
 	n := 0
 	for i := range s.recs {
 		if x := &s.recs[i]; x.live && !x.flushing {
