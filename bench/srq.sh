@@ -11,9 +11,9 @@
 #      posted, the server's peak resident memory, and the message rate.
 #      Targets: 16 MiB of Receive buffers against 1 GiB; the srq message
 #      rate within 1.2x of the endpoint one.
-#   2. One connection, 8-byte Send/Receive latency (nd perf send_lat, the
-#      median half round trip) with and without --use_srq. Target: within
-#      1.1x.
+#   2. One connection, 8-byte Send/Receive latency (nd perf send_lat for
+#      3 s, polling, the median half round trip) with and without --use_srq.
+#      Target: within 1.1x.
 #
 # Each pair of runs is an A/B round, the order alternating between rounds;
 # ROUNDS rounds (default 3); the medians and their ratios go to
@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.."
 rounds=${1:-3}
 conns=${SRQ_CONNS:-1000}
 secs=${SRQ_SECONDS:-5}
-lat_iters=${SRQ_LAT_ITERS:-20000}
+lat_secs=${SRQ_LAT_SECONDS:-3}
 # Two descriptors a connection on each side over tcp, a few more for shm's
 # doorbells: 1000 connections need more than the usual 1024.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
@@ -70,7 +70,7 @@ lat() {
 	local prov=$1 mode=$2 args=()
 	[[ $mode == srq ]] && args=(--use_srq)
 	local t
-	t=$("$tmp/nd" perf send_lat -provider "$prov" -s 8 -n "$lat_iters" --json "${args[@]}" |
+	t=$("$tmp/nd" perf send_lat -provider "$prov" -s 8 -D "$lat_secs" -timeout 2m --json "${args[@]}" |
 		python3 -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["t_typical_usec"])') ||
 		{ echo "bench/srq.sh: $prov $mode: nd perf send_lat failed" >&2; return; }
 	echo "side=lat provider=$prov mode=$mode t_typical_usec=$t" >>"$raw"
@@ -89,9 +89,9 @@ for r in $(seq "$rounds"); do
 	done
 done
 
-python3 - "$raw" bench/srq-results.txt "$rounds" "$conns" "$secs" "$lat_iters" <<'PY'
+python3 - "$raw" bench/srq-results.txt "$rounds" "$conns" "$secs" "$lat_secs" <<'PY'
 import collections, statistics, sys
-src, dst, rounds, conns, secs, iters = sys.argv[1:]
+src, dst, rounds, conns, secs, lat_secs = sys.argv[1:]
 v = collections.defaultdict(list)
 for line in open(src):
     f = dict(kv.split("=", 1) for kv in line.split())
@@ -123,7 +123,7 @@ out = [f"shared receive queue targets (bench/srq.sh): two processes on this host
        f"many connections: {conns} connections, 64 KiB messages, 256 in flight over all of them (one per connection at most),",
        f"  each acknowledged after its Receive is reposted; {secs} s measured per run (bench/srqpeers)",
        "  srq: one shared receive queue of 256 x 64 KiB; endpoint: 16 x 64 KiB per endpoint",
-       f"latency: nd perf send_lat -s 8 -n {iters}, the median half round trip, with and without --use_srq",
+       f"latency: nd perf send_lat -s 8 -D {lat_secs} (polling), the median half round trip, with and without --use_srq",
        "", f"{'provider':8} {'mode':9} {'recv buffers MiB':>16} {'peak RSS MiB':>12} {'msg/s':>10} {'8 B lat us':>10}"]
 for prov in ("tcp", "shm"):
     for mode in ("srq", "endpoint"):
