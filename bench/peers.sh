@@ -11,6 +11,10 @@
 #   round       one 64-byte Send over every connection, all completions reaped
 #               (ms), and its message rate
 #   vs own CQ   the round's time over the same round with a queue per endpoint
+#   SRQ round   the round with the passive side's Receives on one shared
+#               receive queue of min(N, 256) entries (ndtest.PeerSRQEntries)
+#               (ms); vs round: its time over the round's; SRQ recv KiB: the
+#               Receive buffers it keeps posted
 #   vs Go       the round's time over plain Go's
 #   ping-pong   8-byte half round trip, one connection after another (us)
 # Usage: bash bench/peers.sh [ROUNDS]
@@ -23,7 +27,7 @@ for pkg in ./provider/tcp ./provider/shm ./provider/loop ./bench/peers; do
 	# A package whose run fails (a set of connections the machine's
 	# limits refuse) still gives its other rows; the failure is shown.
 	# An empty poll is short: 20000 of them; a round or a round trip: 20.
-	for spec in 'EmptyPoll$ 20000x' '(Round|RoundOwnCQ|PingPong)$ 20x'; do
+	for spec in 'EmptyPoll$ 20000x' '(Round|RoundSRQ|RoundOwnCQ|PingPong)$ 20x'; do
 		go test -run '^$' -bench "^BenchmarkPeers\$/N=[0-9]+\$/${spec% *}" -benchtime "${spec#* }" -count "$rounds" "$pkg" 2>&1 |
 			sed "s|^Benchmark|${pkg##*/} Benchmark|" >>"$out" || echo "bench/peers.sh: $pkg: go test failed; the rows it measured are kept" >&2
 	done
@@ -41,6 +45,9 @@ for line in open(src):
     h = re.search(r'([\d.]+) half-rtt-ns', rest)
     if h:
         v[(prov, n, what + "_half")].append(float(h.group(1)))
+    rb = re.search(r'([\d.]+) recv-buf-bytes', rest)
+    if rb:
+        v[(prov, n, what + "_bytes")].append(float(rb.group(1)))
 med = lambda k: statistics.median(v[k]) if v.get(k) else float('nan')
 names = {"tcp": "godirect tcp", "shm": "godirect shm", "loop": "godirect loop", "peers": "plain Go sockets"}
 out = ["many connections on one completion queue a side (bench/peers.sh; both ends in one process)",
@@ -48,6 +55,8 @@ out = ["many connections on one completion queue a side (bench/peers.sh; both en
        "empty poll: one GetResults on the shared queue with nothing to find",
        "round: one 64-byte Send over every connection, every completion reaped; vs own CQ: over the round with a queue per endpoint",
        "vs Go: the round's time over plain Go's (a goroutine reading each connection)",
+       "SRQ round: the round with the passive Receives on one shared receive queue of min(N, 256) entries; vs round: its time over the round's;",
+       "SRQ recv KiB: the Receive buffers that queue keeps posted (a provider without shared receive queues leaves the three empty)",
        "ping-pong: 8-byte half round trip, one connection after another",
        "",
        f"{'N':>5} {'provider':18} {'empty poll ns':>13} {'round ms':>10} {'msg/s':>11} {'vs own CQ':>9} {'vs Go':>6} {'ping-pong us':>13}"]
@@ -60,9 +69,12 @@ for n in (1, 10, 100, 1000):
         ep = med((prov, n, "EmptyPoll"))
         own = med((prov, n, "RoundOwnCQ"))
         pp = med((prov, n, "PingPong_half"))
+        sr = med((prov, n, "RoundSRQ"))
+        sb = med((prov, n, "RoundSRQ_bytes"))
         f = lambda x, fmt: "" if x != x else format(x, fmt)
         out.append(f"{n:>5} {names[prov]:18} {f(ep, '.0f'):>13} {r/1e6:>10.3f} {n/(r/1e9):>11.0f} "
-                   f"{f(r/own if own == own else float('nan'), '.2f'):>9} {f(r/gor, '.2f'):>6} {f(pp/1e3, '.2f'):>13}")
+                   f"{f(r/own if own == own else float('nan'), '.2f'):>9} {f(r/gor, '.2f'):>6} {f(pp/1e3, '.2f'):>13} "
+                   f"{f(sr/1e6, '.3f'):>12} {f(sr/r, '.2f'):>8} {f(sb/1024, '.0f'):>12}")
 text = "\n".join(out) + "\n"
 print(text, end="")
 open(dst, "w").write(text)

@@ -51,6 +51,7 @@ type Adapter struct {
 	mws        map[*window]struct{}
 	conns      map[*connector]struct{}
 	eps        map[*endpoint]struct{}
+	srqs       map[*srq]struct{}
 	nextEP     uint32
 }
 
@@ -90,7 +91,7 @@ func newAdapter(p *Provider, addr netip.Addr, ctx cContext, port int) (*Adapter,
 		ch: ch, chFile: os.NewFile(uintptr(dfd), "rdma_cm"), ev: newEv(), done: make(chan struct{}),
 		nextHandle: 1, handles: map[uintptr]cmTarget{}, ports: map[uint16]*portListener{},
 		cqs: map[*cq]struct{}{}, mrs: map[*memRegion]struct{}{}, mws: map[*window]struct{}{},
-		conns: map[*connector]struct{}{}, eps: map[*endpoint]struct{}{},
+		conns: map[*connector]struct{}{}, eps: map[*endpoint]struct{}{}, srqs: map[*srq]struct{}{},
 	}
 	a.dummy = cMalloc(64)
 	if a.dumMR, a.dumKey, _, err = regMR(pd, a.dummy, 64, accLocalWrite); err != nil {
@@ -271,6 +272,10 @@ func (a *Adapter) Close() error {
 	for e := range a.eps {
 		eps = append(eps, e)
 	}
+	var srqs []*srq
+	for s := range a.srqs {
+		srqs = append(srqs, s)
+	}
 	var mws []*window
 	for w := range a.mws {
 		mws = append(mws, w)
@@ -292,6 +297,9 @@ func (a *Adapter) Close() error {
 	}
 	for _, e := range eps {
 		e.Close()
+	}
+	for _, s := range srqs {
+		s.Close()
 	}
 	for _, w := range mws {
 		w.Close()

@@ -27,6 +27,7 @@ type (
 	cCQ      = *C.struct_ibv_cq
 	cChan    = *C.struct_ibv_comp_channel
 	cQP      = *C.struct_ibv_qp
+	cSRQ     = *C.struct_ibv_srq
 	cMR      = *C.struct_ibv_mr
 	cID      = *C.struct_rdma_cm_id
 	cEvCh    = *C.struct_rdma_event_channel
@@ -89,6 +90,8 @@ type devInfo struct {
 	maxMsg                    uint32
 	mw                        bool
 	maxInline                 int
+	maxSRQ, maxSRQWR          int // 0 when the device has no shared receive queues
+	maxSRQSGE                 int
 }
 
 func queryDevice(ctx cContext, port int) (devInfo, error) {
@@ -104,6 +107,7 @@ func queryDevice(ctx cContext, port int) (devInfo, error) {
 		maxCQE: int(da.max_cqe), maxMR: uint64(da.max_mr_size),
 		maxRdAtom: int(da.max_qp_rd_atom), maxInitRdAtom: int(da.max_qp_init_rd_atom),
 		maxMsg: uint32(pa.max_msg_sz), mw: da.max_mw > 0,
+		maxSRQ: int(da.max_srq), maxSRQWR: int(da.max_srq_wr), maxSRQSGE: int(da.max_srq_sge),
 	}
 	if d.maxSGERd <= 0 {
 		d.maxSGERd = d.maxSGE
@@ -140,7 +144,7 @@ func probeInline(ctx cContext, pd cPD) int {
 	defer func() { C.ibv_destroy_cq(cq); C.ibv_destroy_comp_channel(ch) }()
 	for _, n := range []int{256, 128, 80, 64, 32, 16} {
 		var got C.int
-		qp := C.nd_create_qp(pd, cq, cq, 1, 1, 1, 1, C.int(n), &got, &e)
+		qp := C.nd_create_qp(pd, cq, cq, nil, 1, 1, 1, 1, C.int(n), &got, &e)
 		if qp != nil {
 			C.ibv_destroy_qp(qp)
 			return min(int(got), 256)
@@ -215,9 +219,14 @@ func reqNotify(cq cCQ, solicited bool) {
 
 // ---- queue pairs
 
-func createQP(pd cPD, scq, rcq cCQ, sq, rq, ssge, rsge, inline int) (cQP, uint32, int, error) {
+// createQP creates an RC queue pair; with srq its Receives come from srq
+// (rq and rsge are then not used).
+func createQP(pd cPD, scq, rcq cCQ, srq cSRQ, sq, rq, ssge, rsge, inline int) (cQP, uint32, int, error) {
 	var got, e C.int
-	qp := C.nd_create_qp(pd, scq, rcq, C.int(sq), C.int(rq), C.int(ssge), C.int(rsge), C.int(inline), &got, &e)
+	if srq != nil {
+		rq, rsge = 0, 0
+	}
+	qp := C.nd_create_qp(pd, scq, rcq, srq, C.int(sq), C.int(rq), C.int(ssge), C.int(rsge), C.int(inline), &got, &e)
 	if qp == nil {
 		return nil, 0, 0, syscall.Errno(e)
 	}
@@ -234,6 +243,65 @@ func qpModify(id cID, qp cQP, state int, rdAtomic, destRdAtomic int) error {
 }
 
 func qpError(qp cQP) { C.nd_qp_error(qp) }
+
+// ---- shared receive queues
+
+func createSRQ(pd cPD, wr, sge int, h uintptr) (cSRQ, error) {
+	var e C.int
+	s := C.nd_create_srq(pd, C.int(wr), C.int(sge), C.uintptr_t(h), &e)
+	if s == nil {
+		return nil, syscall.Errno(e)
+	}
+	return s, nil
+}
+
+func destroySRQ(s cSRQ) error {
+	if rc := C.ibv_destroy_srq(s); rc != 0 {
+		return syscall.Errno(rc)
+	}
+	return nil
+}
+
+// armSRQ asks the device for one IBV_EVENT_SRQ_LIMIT_REACHED when fewer
+// than limit Receives remain in s.
+func armSRQ(s cSRQ, limit int) error {
+	if rc := C.nd_arm_srq(s, C.int(limit)); rc != 0 {
+		return syscall.Errno(rc)
+	}
+	return nil
+}
+
+// asyncEvent types the provider acts on.
+const (
+	evSRQLimit = C.IBV_EVENT_SRQ_LIMIT_REACHED
+	evSRQErr   = C.IBV_EVENT_SRQ_ERR
+)
+
+// asyncFD makes the context's asynchronous event descriptor non-blocking
+// and returns it.
+func asyncFD(ctx cContext) (int, error) {
+	fd := int(C.nd_async_fd(ctx))
+	if rc := C.nd_set_nonblock(C.int(fd)); rc != 0 {
+		return -1, syscall.Errno(-rc)
+	}
+	return fd, nil
+}
+
+// getAsyncEvent reads and acknowledges one asynchronous event; ok false
+// when none is pending. h is the handle of the shared receive queue an SRQ
+// event names.
+func getAsyncEvent(ctx cContext) (typ int, h uintptr, ok bool, err error) {
+	var t C.int
+	var hh C.uintptr_t
+	rc := C.nd_get_async_event(ctx, &t, &hh)
+	if rc == -C.EAGAIN {
+		return 0, 0, false, nil
+	}
+	if rc < 0 {
+		return 0, 0, false, syscall.Errno(-rc)
+	}
+	return int(t), uintptr(hh), true, nil
+}
 
 // ---- rdma_cm
 

@@ -183,6 +183,34 @@ func (c *connector) app(n int, godirect bool) int {
 
 // CreateEndpoint implements nd.Connector.
 func (c *connector) CreateEndpoint(inbound, outbound nd.CompletionQueue, l nd.EndpointLimits) (nd.Endpoint, error) {
+	return c.createEndpoint(inbound, outbound, nil, l)
+}
+
+var _ nd.SharedReceiveQueueConnector = (*connector)(nil)
+
+// CreateEndpointWithSRQ implements nd.SharedReceiveQueueConnector: as in the
+// engine, a queue that is not this adapter's, or closed, is
+// ErrInvalidParameter3, and the queue's limits stand for the inbound ones.
+func (c *connector) CreateEndpointWithSRQ(inbound, outbound nd.CompletionQueue, srqi nd.SharedReceiveQueue, l nd.EndpointLimits) (nd.Endpoint, error) {
+	if err := c.closedErr(); err != nil {
+		return nil, err
+	}
+	s, ok := srqi.(*srq)
+	if !ok || s == nil || s.a != c.a {
+		return nil, nd.ErrInvalidParameter3
+	}
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed || s.cq.shut.Load() {
+		return nil, nd.ErrInvalidParameter3
+	}
+	l.InboundEntries, l.InboundSGE = 1, 0
+	return c.createEndpoint(inbound, outbound, s, l)
+}
+
+// createEndpoint is CreateEndpoint, on s when it is not nil.
+func (c *connector) createEndpoint(inbound, outbound nd.CompletionQueue, s *srq, l nd.EndpointLimits) (nd.Endpoint, error) {
 	a := c.a
 	if err := c.closedErr(); err != nil {
 		return nil, err
@@ -200,7 +228,7 @@ func (c *connector) CreateEndpoint(inbound, outbound nd.CompletionQueue, l nd.En
 	if c.ep != nil {
 		return nil, nd.ErrNotSupported
 	}
-	e, err := newEndpoint(c, in, out, l)
+	e, err := newEndpoint(c, in, out, s, l)
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,8 @@ type cq struct {
 	entries  int
 	attached int // queue depth of the queue pairs using hw
 	rings    map[uint64]*ring
-	fifo     []fifoEntry // ring buffer of finished requests
+	srqs     map[uint64]*srq // shared receive queues whose Receives complete here, by key
+	fifo     []fifoEntry     // ring buffer of finished requests
 	head, n  int
 	overrun  bool
 	unfired  bool // a completion arrived since the queue was last drained and has not fired
@@ -47,9 +48,21 @@ type cq struct {
 	errKick  bool
 }
 
+// fifoEntry is a finished request: of ring r, or a Receive of shared
+// receive queue s.
 type fifoEntry struct {
 	res *nd.Result
 	r   *ring
+	s   *srq
+}
+
+// release frees the entry the request held in its queue.
+func (e *fifoEntry) release() {
+	if e.s != nil {
+		e.s.reaped()
+	} else {
+		e.r.outstanding--
+	}
 }
 
 type waiter struct {
@@ -79,7 +92,7 @@ func newCQ(a *Adapter, entries int) (*cq, error) {
 	syscall.CloseOnExec(dfd)
 	q := &cq{
 		a: a, hw: hw, ch: ch, file: os.NewFile(uintptr(dfd), "ibv_comp_channel"), wcs: newWCArea(32),
-		hwSize: size, entries: entries, rings: map[uint64]*ring{}, fifo: make([]fifoEntry, entries),
+		hwSize: size, entries: entries, rings: map[uint64]*ring{}, srqs: map[uint64]*srq{}, fifo: make([]fifoEntry, entries),
 	}
 	q.wg.Add(1)
 	go q.eventLoop()
@@ -215,6 +228,9 @@ func (q *cq) drain() int {
 			wrID, st, _, bytes := q.wcs.wc(i)
 			r := q.rings[wrID>>32]
 			if r == nil {
+				if s := q.srqs[wrID>>32]; s != nil {
+					s.hwDone(q, uint32(wrID), wcStatus(st, true, q.a.dev.iwarp), bytes, q.wcs.qpNum(i))
+				}
 				continue
 			}
 			// The direction comes from the ring, not the completion's
@@ -233,13 +249,19 @@ func (q *cq) drain() int {
 // push queues a finished request (q.mu held). A closed queue still takes
 // the completions of requests accepted before it closed (Close closed their
 // endpoints), for GetResults to hand back.
-func (q *cq) push(res *nd.Result, r *ring) {
+func (q *cq) push(res *nd.Result, r *ring) { q.pushEntry(fifoEntry{res: res, r: r}) }
+
+// pushSRQ queues a finished Receive of shared receive queue s (q.mu held).
+func (q *cq) pushSRQ(res *nd.Result, s *srq) { q.pushEntry(fifoEntry{res: res, s: s}) }
+
+func (q *cq) pushEntry(e fifoEntry) {
+	res := e.res
 	if q.overrun {
-		r.outstanding--
+		e.release()
 		return
 	}
 	if q.n == q.entries {
-		r.outstanding--
+		e.release()
 		q.overrun = true
 		q.fire(nd.ErrBufferOverflow)
 		for _, rr := range q.rings {
@@ -247,7 +269,7 @@ func (q *cq) push(res *nd.Result, r *ring) {
 		}
 		return
 	}
-	q.fifo[(q.head+q.n)%len(q.fifo)] = fifoEntry{res, r}
+	q.fifo[(q.head+q.n)%len(q.fifo)] = e
 	q.n++
 	q.unfired = true
 	if res.Status != nd.Success {
@@ -268,7 +290,7 @@ func (q *cq) GetResults(results []*nd.Result) int {
 	for got < len(results) && q.n > 0 {
 		e := &q.fifo[q.head]
 		results[got] = e.res
-		e.r.outstanding--
+		e.release()
 		*e = fifoEntry{}
 		q.head = (q.head + 1) % len(q.fifo)
 		q.n--
@@ -379,6 +401,68 @@ func (q *cq) attach(r *ring, depth int) error {
 	return nil
 }
 
+// poll moves what the device completed into the queue and fires what it
+// satisfies.
+func (q *cq) poll() {
+	q.mu.Lock()
+	if !q.closed {
+		q.drain()
+		q.evaluate()
+	}
+	q.mu.Unlock()
+}
+
+// watch arms the device queue for its next completion, if nothing armed
+// it, so that the event loop polls it then (for a shared receive queue's
+// limit event that came before the completion of the Receive taken).
+func (q *cq) watch() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return
+	}
+	if q.armed == armNone {
+		reqNotify(q.hw, false)
+		q.armed = armAny
+	}
+	q.drain()
+	q.evaluate()
+}
+
+// attachSRQ routes the completions of s to q and reserves device entries
+// for its depth.
+func (q *cq) attachSRQ(s *srq, depth int) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return &nd.OpError{Op: "CreateEndpoint", Status: nd.ErrInvalidParameter1}
+	}
+	if q.attached+depth > q.hwSize {
+		want := q.attached + depth
+		if want > q.a.dev.maxCQE || resizeCQ(q.hw, want) != nil {
+			return &nd.OpError{Op: "CreateEndpoint", Status: nd.ErrInsufficientResources}
+		}
+		q.hwSize = want
+	}
+	q.attached += depth
+	q.srqs[s.key] = s
+	return nil
+}
+
+// detachSRQ undoes attachSRQ, after handing s what completed already.
+func (q *cq) detachSRQ(s *srq, depth int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.srqs[s.key] == s {
+		if !q.closed {
+			q.drain()
+			q.evaluate()
+		}
+		delete(q.srqs, s.key)
+		q.attached -= depth
+	}
+}
+
 func (q *cq) detach(r *ring, depth int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -405,7 +489,18 @@ func (q *cq) Close() error {
 	for _, r := range q.rings {
 		rings = append(rings, r)
 	}
+	var srqs []*srq
+	for _, s := range q.srqs {
+		if s.cq == q {
+			srqs = append(srqs, s)
+		}
+	}
 	q.mu.Unlock()
+	// Closing the queue closes the shared receive queues whose own queue
+	// it is (their Receives complete ErrCanceled here).
+	for _, s := range srqs {
+		s.Close()
+	}
 	// Queue pairs must go before their completion queue: every endpoint
 	// that uses the queue is closed, its outstanding requests complete
 	// ErrCanceled (into this queue too, which keeps taking them).

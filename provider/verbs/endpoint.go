@@ -21,6 +21,7 @@ type endpoint struct {
 	in    *cq
 	out   *cq
 	lim   nd.EndpointLimits
+	srq   *srq // the shared receive queue its Receives come from, or nil
 	sq    *ring
 	rq    *ring
 	split int // SGEs per Read work request (the device's max_sge_rd)
@@ -58,9 +59,12 @@ type endpoint struct {
 
 var _ nd.Endpoint = (*endpoint)(nil)
 
-func newEndpoint(c *connector, in, out *cq, l nd.EndpointLimits) (*endpoint, error) {
+func newEndpoint(c *connector, in, out *cq, s *srq, l nd.EndpointLimits) (*endpoint, error) {
 	a := c.a
-	e := &endpoint{a: a, c: c, in: in, out: out, lim: l, split: max(1, min(a.dev.maxSGERd, a.dev.maxSGE)),
+	if s != nil {
+		l.InboundEntries, l.InboundSGE = 0, 0 // the shared queue's limits apply
+	}
+	e := &endpoint{a: a, c: c, in: in, out: out, srq: s, lim: l, split: max(1, min(a.dev.maxSGERd, a.dev.maxSGE)),
 		inline: a.info.MaxInlineData, windows: map[*window]struct{}{}}
 	a.mu.Lock()
 	a.nextEP++
@@ -78,6 +82,13 @@ func newEndpoint(c *connector, in, out *cq, l nd.EndpointLimits) (*endpoint, err
 	if err := in.attach(e.rq, l.InboundEntries); err != nil {
 		out.detach(e.sq, l.OutboundEntries*perRead)
 		return nil, err
+	}
+	if s != nil {
+		if err := s.attachEndpoint(e); err != nil {
+			out.detach(e.sq, l.OutboundEntries*perRead)
+			in.detach(e.rq, l.InboundEntries)
+			return nil, err
+		}
 	}
 	e.sa = newSendArea(l.OutboundEntries*perRead, min(max(l.OutboundSGE, 1), a.dev.maxSGE))
 	e.ra = newRecvArea(l.InboundEntries, max(l.InboundSGE, 1))
@@ -114,6 +125,9 @@ func (e *endpoint) release() {
 	}
 	e.sa.free()
 	e.ra.free()
+	if e.srq != nil {
+		e.srq.detachEndpoint(e, e.qpn)
+	}
 }
 
 // errEndpointUsed is why an endpoint cannot take a connection.
@@ -127,7 +141,16 @@ func (e *endpoint) attach(id cID) error {
 	if e.closing || e.qp != nil || e.dead.Load() {
 		return &nd.OpError{Op: "Connect", Status: nd.ErrInvalidDeviceState, Err: errEndpointUsed}
 	}
-	qp, qpn, inl, err := createQP(e.a.pd, e.out.hw, e.in.hw, e.lim.OutboundEntries*e.perRead(), e.lim.InboundEntries,
+	var hwSRQ cSRQ
+	if e.srq != nil {
+		e.srq.mu.Lock()
+		hwSRQ = e.srq.hw
+		e.srq.mu.Unlock()
+		if hwSRQ == nil {
+			return &nd.OpError{Op: "Connect", Status: nd.ErrInvalidDeviceState}
+		}
+	}
+	qp, qpn, inl, err := createQP(e.a.pd, e.out.hw, e.in.hw, hwSRQ, e.lim.OutboundEntries*e.perRead(), e.lim.InboundEntries,
 		min(max(e.lim.OutboundSGE, 1), e.a.dev.maxSGE), max(e.lim.InboundSGE, 1), e.a.dev.maxInline)
 	if err != nil {
 		return &nd.OpError{Op: "Connect", Status: nd.ErrInsufficientResources, Err: err}
@@ -137,6 +160,9 @@ func (e *endpoint) attach(id cID) error {
 		return &nd.OpError{Op: "Connect", Status: nd.ErrInsufficientResources, Err: err}
 	}
 	e.qp, e.qpn, e.qpInline = qp, qpn, inl
+	if e.srq != nil {
+		e.srq.bindQP(e, qpn)
+	}
 	if e.batch == 0 {
 		e.flushRecvLocked()
 	}
@@ -243,7 +269,7 @@ func (e *endpoint) fail(r *ring, x *rec, st nd.Status) {
 // isClosed reports whether the endpoint, its connector or one of its queues
 // closed: a post is then refused (docs/semantics.md, "Closing objects").
 func (e *endpoint) isClosed() bool {
-	return e.closing || e.c.shut.Load() || e.in.shut.Load() || e.out.shut.Load()
+	return e.closing || e.c.shut.Load() || e.in.shut.Load() || e.out.shut.Load() || e.srq != nil && e.srq.cq.shut.Load()
 }
 
 // admit is the connection check of an outbound post (e.mu held): refused
@@ -415,6 +441,9 @@ func (e *endpoint) Receive(res *nd.Result, sgl []nd.SGE) error {
 	defer e.mu.Unlock()
 	if err := e.a.closedErr(e.isClosed()); err != nil {
 		return err
+	}
+	if e.srq != nil && res != nil {
+		return nd.ErrInvalidDeviceRequest // its Receives go to the shared queue
 	}
 	total, st := ndrules.Receive(res, sgl, ndrules.PostLimits{MaxSGE: e.lim.InboundSGE, MaxLength: e.a.info.MaxInboundLength})
 	if st != nd.Success {

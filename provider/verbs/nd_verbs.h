@@ -162,12 +162,13 @@ static inline int nd_reject(struct rdma_cm_id *id, const void *pd, int len) {
 	return rdma_reject(id, len ? pd : NULL, (uint8_t)len) ? errno : 0;
 }
 
-static inline struct ibv_qp *nd_create_qp(struct ibv_pd *pd, struct ibv_cq *scq, struct ibv_cq *rcq,
+static inline struct ibv_qp *nd_create_qp(struct ibv_pd *pd, struct ibv_cq *scq, struct ibv_cq *rcq, struct ibv_srq *srq,
 		int sq, int rq, int ssge, int rsge, int inl, int *granted_inline, int *err) {
 	struct ibv_qp_init_attr a;
 	memset(&a, 0, sizeof a);
 	a.send_cq = scq;
 	a.recv_cq = rcq;
+	a.srq = srq;
 	a.qp_type = IBV_QPT_RC;
 	a.sq_sig_all = 1;
 	a.cap.max_send_wr = sq;
@@ -213,4 +214,50 @@ static inline struct ibv_cq *nd_create_cq(struct ibv_context *ctx, int n, struct
 	*chp = ch;
 	return cq;
 }
+
+/* Shared receive queues: srq_context carries the provider's handle of the
+ * queue, which the asynchronous events name. */
+static inline struct ibv_srq *nd_create_srq(struct ibv_pd *pd, int wr, int sge, uintptr_t h, int *err) {
+	struct ibv_srq_init_attr a;
+	memset(&a, 0, sizeof a);
+	a.srq_context = (void *)h;
+	a.attr.max_wr = wr;
+	a.attr.max_sge = sge;
+	struct ibv_srq *s = ibv_create_srq(pd, &a);
+	if (!s) { *err = errno; return NULL; }
+	return s;
+}
+
+static inline int nd_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, int *bad) {
+	struct ibv_recv_wr *b = NULL;
+	int rc = ibv_post_srq_recv(srq, wr, &b);
+	*bad = 0;
+	for (struct ibv_recv_wr *w = wr; rc && w && w != b; w = w->next) (*bad)++;
+	return rc;
+}
+
+/* nd_arm_srq sets the queue's limit: the device raises
+ * IBV_EVENT_SRQ_LIMIT_REACHED once when fewer WQEs than limit remain. */
+static inline int nd_arm_srq(struct ibv_srq *srq, int limit) {
+	struct ibv_srq_attr a;
+	memset(&a, 0, sizeof a);
+	a.srq_limit = (uint32_t)limit;
+	return ibv_modify_srq(srq, &a, IBV_SRQ_LIMIT);
+}
+
+/* nd_get_async_event reads one asynchronous event of a device context whose
+ * descriptor is non-blocking: 0, or -errno (-EAGAIN: none). *h is the
+ * handle of the shared receive queue an SRQ event names, else 0. */
+static inline int nd_get_async_event(struct ibv_context *ctx, int *type, uintptr_t *h) {
+	struct ibv_async_event e;
+	if (ibv_get_async_event(ctx, &e)) return -errno;
+	*type = e.event_type;
+	*h = 0;
+	if (e.event_type == IBV_EVENT_SRQ_LIMIT_REACHED || e.event_type == IBV_EVENT_SRQ_ERR)
+		*h = (uintptr_t)e.element.srq->srq_context;
+	ibv_ack_async_event(&e);
+	return 0;
+}
+
+static inline int nd_async_fd(struct ibv_context *ctx) { return ctx->async_fd; }
 #endif

@@ -176,6 +176,19 @@ func (r *recvArea) post(qp cQP) (int, error) {
 	return n, nil
 }
 
+// postSRQ posts the batch to a shared receive queue.
+func (r *recvArea) postSRQ(s cSRQ) (int, error) {
+	if r.n == 0 {
+		return 0, nil
+	}
+	n := r.n
+	r.n = 0
+	if rc := C.nd_post_srq_recv(s, r.wrs, &r.bad); rc != 0 {
+		return int(r.bad), syscall.Errno(rc)
+	}
+	return n, nil
+}
+
 // wcArea receives a batch of polled work completions.
 type wcArea struct {
 	wcs *C.struct_ibv_wc
@@ -196,8 +209,15 @@ func (a *wcArea) poll(cq cCQ) int {
 
 // wc returns completion i of the last poll.
 func (a *wcArea) wc(i int) (wrID uint64, status int, recv bool, bytes int) {
-	w := (*C.struct_ibv_wc)(unsafe.Add(unsafe.Pointer(a.wcs), i*int(unsafe.Sizeof(C.struct_ibv_wc{}))))
+	w := a.at(i)
 	return uint64(w.wr_id), int(w.status), w.opcode&C.IBV_WC_RECV != 0, int(w.byte_len)
+}
+
+// qpNum returns the queue pair number of completion i of the last poll.
+func (a *wcArea) qpNum(i int) uint32 { return uint32(a.at(i).qp_num) }
+
+func (a *wcArea) at(i int) *C.struct_ibv_wc {
+	return (*C.struct_ibv_wc)(unsafe.Add(unsafe.Pointer(a.wcs), i*int(unsafe.Sizeof(C.struct_ibv_wc{}))))
 }
 
 // wcStatus maps an ibv_wc_status to the ND status of the request; recv

@@ -21,14 +21,19 @@ func init() { nd.RegisterProvider(New()) }
 // Provider serves the IPv4 addresses of the host's RDMA device ports. It is
 // safe for concurrent use.
 type Provider struct {
-	mu     sync.Mutex
-	inline map[string]int // granted inline size per device, probed once
+	mu      sync.Mutex
+	inline  map[string]int // granted inline size per device, probed once
+	async   map[cContext]bool
+	srqs    map[uintptr]*srq // by the handle in srq_context
+	nextSRQ uintptr
 }
 
 var _ nd.Provider = (*Provider)(nil)
 
 // New returns a provider.
-func New() *Provider { return &Provider{inline: map[string]int{}} }
+func New() *Provider {
+	return &Provider{inline: map[string]int{}, async: map[cContext]bool{}, srqs: map[uintptr]*srq{}}
+}
 
 // Name implements nd.Provider.
 func (p *Provider) Name() string { return Name }
@@ -103,24 +108,32 @@ func adapterInfo(d devInfo) nd.AdapterInfo {
 	}
 	maxMR := int(min(d.maxMR, uint64(1)<<40, uint64(math.MaxInt)))
 	wr := min(d.maxQPWR, maxRequests)
+	inSGE := min(d.maxSGE, 32)
+	srqDepth := 0
+	if d.maxSRQ > 0 && d.maxSRQWR > 0 && d.maxSRQSGE > 0 {
+		// A Receive fits the shared queue's and the queue pair's limits.
+		srqDepth = min(d.maxSRQWR, maxSRQDepth)
+		inSGE = min(inSGE, d.maxSRQSGE)
+	}
 	return nd.AdapterInfo{
-		VendorID:              d.vendor,
-		DeviceID:              d.part,
-		MaxInboundSGE:         min(d.maxSGE, 32),
-		MaxInboundRequests:    wr,
-		MaxInboundLength:      int(min(d.maxMsg, maxLength)),
-		MaxOutboundSGE:        min(d.maxSGE, 32),
-		MaxOutboundRequests:   wr,
-		MaxOutboundLength:     int(min(d.maxMsg, maxLength)),
-		MaxInlineData:         d.maxInline,
-		MaxInboundReadLimit:   max(ird, 0),
-		MaxOutboundReadLimit:  max(ord, 0),
-		MaxCQEntries:          min(d.maxCQE, maxCQ),
-		MaxRegistrationSize:   maxMR,
-		MaxWindowSize:         maxMR,
-		LargeRequestThreshold: largeRequest,
-		MaxCallerData:         caller,
-		MaxCalleeData:         callee,
-		Flags:                 nd.AdapterInOrderDMA | nd.AdapterCQResize | nd.AdapterLoopbackConnections | nd.AdapterMultiEngine,
+		VendorID:                   d.vendor,
+		DeviceID:                   d.part,
+		MaxInboundSGE:              inSGE,
+		MaxInboundRequests:         wr,
+		MaxInboundLength:           int(min(d.maxMsg, maxLength)),
+		MaxOutboundSGE:             min(d.maxSGE, 32),
+		MaxOutboundRequests:        wr,
+		MaxOutboundLength:          int(min(d.maxMsg, maxLength)),
+		MaxInlineData:              d.maxInline,
+		MaxInboundReadLimit:        max(ird, 0),
+		MaxOutboundReadLimit:       max(ord, 0),
+		MaxCQEntries:               min(d.maxCQE, maxCQ),
+		MaxSharedReceiveQueueDepth: srqDepth,
+		MaxRegistrationSize:        maxMR,
+		MaxWindowSize:              maxMR,
+		LargeRequestThreshold:      largeRequest,
+		MaxCallerData:              caller,
+		MaxCalleeData:              callee,
+		Flags:                      nd.AdapterInOrderDMA | nd.AdapterCQResize | nd.AdapterLoopbackConnections | nd.AdapterMultiEngine,
 	}
 }
