@@ -58,6 +58,7 @@ func (c *Conn) Close() error {
 	for {
 		c.mu.Lock()
 		c.pollLocked()
+		c.appPolls++
 		done := c.dead || c.peerFinAcked && (!c.closeDue || c.closeSent)
 		c.mu.Unlock()
 		if done || isClosed(expired) {

@@ -83,7 +83,7 @@ type Conn struct {
 	dead                bool // the endpoint takes no more requests
 
 	// Who waits for completions (wait.go).
-	appPolls  uint64       // polls by Read and Write
+	appPolls  uint64       // polls by Read, Write and Close
 	notifying atomic.Int32 // Read, Write and Close calls waiting in Notify
 
 	rwake    chan struct{} // a Read may proceed; ends its Notify (wait.go)
