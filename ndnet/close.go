@@ -49,24 +49,22 @@ func (c *Conn) Close() error {
 	c.wakeAll()
 	c.mu.Unlock()
 
-	linger := time.NewTimer(c.cfg.Linger)
+	expired := make(chan struct{})
+	linger := time.AfterFunc(c.cfg.Linger, func() {
+		close(expired)
+		wake(c.cwake)
+	})
 	defer linger.Stop()
 	for {
 		c.mu.Lock()
 		c.pollLocked()
+		c.appPolls++
 		done := c.dead || c.peerFinAcked && (!c.closeDue || c.closeSent)
 		c.mu.Unlock()
-		if done {
+		if done || isClosed(expired) {
 			break
 		}
-		select {
-		case <-c.cwake:
-		case <-linger.C:
-			done = true
-		}
-		if done {
-			break
-		}
+		c.sleep(c.cwake, expired, nil)
 	}
 	c.destroy()
 	return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/godirect/nd"
@@ -81,9 +82,13 @@ type Conn struct {
 	err                 error
 	dead                bool // the endpoint takes no more requests
 
-	rwake    chan struct{} // a Read may proceed
-	wwake    chan struct{} // a Write may proceed
-	cwake    chan struct{} // Close may proceed
+	// Who waits for completions (wait.go).
+	appPolls  uint64       // polls by Read, Write and Close
+	notifying atomic.Int32 // Read, Write and Close calls waiting in Notify
+
+	rwake    chan struct{} // a Read may proceed; ends its Notify (wait.go)
+	wwake    chan struct{} // a Write may proceed; ends its Notify
+	cwake    chan struct{} // Close may proceed; ends its Notify
 	closedCh chan struct{} // closed by Close
 	readDL   deadline
 	writeDL  deadline
@@ -164,10 +169,9 @@ func newConn(a *sharedAdapter, connector nd.Connector, cfg Config) (*Conn, error
 		wwake:     make(chan struct{}, 1),
 		cwake:     make(chan struct{}, 1),
 		closedCh:  make(chan struct{}),
-		readDL:    newDeadline(),
-		writeDL:   newDeadline(),
 		runDone:   make(chan struct{}),
 	}
+	c.readDL, c.writeDL = newDeadline(c.rwake), newDeadline(c.wwake)
 	c.creditMark = (c.depth + 1) / 2
 	nrx := c.depth + extraSlots
 	ntx := sendSlots(c.depth)

@@ -6,15 +6,19 @@ import (
 )
 
 // deadline is one direction's deadline: a channel closed when the deadline
-// passes, which blocked calls select on. Setting a deadline allocates (a
+// passes, which blocked calls select on, and a token then put in the
+// direction's wake channel, which ends its call's Notify (wait.go). Setting a deadline allocates (a
 // timer, and a fresh channel after one expired); waiting does not.
 type deadline struct {
 	mu     sync.Mutex
 	timer  *time.Timer
 	cancel chan struct{} // closed when the deadline has passed
+	wake   chan struct{} // the direction's wake channel
 }
 
-func newDeadline() deadline { return deadline{cancel: make(chan struct{})} }
+func newDeadline(wake chan struct{}) deadline {
+	return deadline{cancel: make(chan struct{}), wake: wake}
+}
 
 // set sets the deadline to t; the zero time means none. A time in the past
 // expires it at once, unblocking the calls waiting on it.
@@ -36,12 +40,16 @@ func (d *deadline) set(t time.Time) {
 		if expired {
 			d.cancel = make(chan struct{})
 		}
-		ch := d.cancel
-		d.timer = time.AfterFunc(dur, func() { close(ch) })
+		ch, w := d.cancel, d.wake
+		d.timer = time.AfterFunc(dur, func() {
+			close(ch)
+			wake(w)
+		})
 		return
 	}
 	if !expired {
 		close(d.cancel)
+		wake(d.wake)
 	}
 }
 

@@ -5,8 +5,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"runtime"
-	"time"
 
 	"github.com/godirect/nd"
 )
@@ -33,6 +31,7 @@ func (c *Conn) Read(b []byte) (int, error) {
 		}
 		c.mu.Lock()
 		c.pollLocked()
+		c.appPolls++
 		n := c.readLocked(b)
 		var err error
 		if n == 0 && c.rxqLen == 0 {
@@ -125,6 +124,7 @@ func (c *Conn) Write(b []byte) (int, error) {
 		}
 		c.mu.Lock()
 		c.pollLocked()
+		c.appPolls++
 		if err := c.writeErrLocked(); err != nil {
 			c.mu.Unlock()
 			return n, c.opError("write", err)
@@ -214,36 +214,6 @@ func (c *Conn) postWriteLocked(off, n int) bool {
 		c.txLen--
 		c.failLocked(c.transportError(err))
 		return false
-	}
-	return true
-}
-
-// waiter paces a blocked Read or Write: it polls (the caller's loop polls
-// the completion queue) for the configured spin, then sleeps until woken.
-type waiter struct {
-	start time.Time
-	polls int
-}
-
-func (w *waiter) reset() { w.polls = 0 }
-
-// wait returns after one poll's pause while spinning, or when ch, dl or
-// Close fires; it reports whether it slept.
-func (w *waiter) wait(c *Conn, ch chan struct{}, dl chan struct{}) bool {
-	if c.cfg.Spin > 0 {
-		if w.polls == 0 {
-			w.start = time.Now()
-		}
-		w.polls++
-		if w.polls%8 != 0 || time.Since(w.start) < c.cfg.Spin {
-			runtime.Gosched()
-			return false
-		}
-	}
-	select {
-	case <-ch:
-	case <-dl:
-	case <-c.closedCh:
 	}
 	return true
 }

@@ -1,9 +1,10 @@
 package ndnet
 
 // Progress: completions are taken off the connection's completion queue
-// under c.mu by whoever needs them, a spinning Read or Write or the
-// connection's one progress goroutine, which otherwise sleeps in
-// CompletionQueue.Notify. Processing a completion only updates state and
+// under c.mu by whoever needs them: a Read, Write or Close, which polls
+// while it spins and sleeps in CompletionQueue.Notify, or the connection's
+// one progress goroutine, which sleeps in Notify while they are idle
+// (wait.go). Processing a completion only updates state and
 // posts Receives and control frames; it never copies stream bytes beyond a
 // frame. After it, the waiting Read, Write and Close are woken through
 // their channels. Lock order: rmu, then wmu, then mu.
@@ -12,18 +13,34 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/godirect/nd"
 )
 
-// run is the progress goroutine: it processes completions and sleeps in
-// Notify until ctx ends.
+// run is the progress goroutine: it processes completions, and sleeps in
+// Notify while the application neither polls nor waits; while it does, it
+// looks every progressTakeover whether that is still so (wait.go).
 func (c *Conn) run(ctx context.Context) {
 	defer close(c.runDone)
+	timer := time.NewTimer(progressTakeover)
+	defer timer.Stop()
+	var seen uint64
 	for {
 		c.mu.Lock()
 		c.pollLocked()
+		polls := c.appPolls
 		c.mu.Unlock()
+		if polls != seen || c.notifying.Load() > 0 {
+			seen = polls
+			timer.Reset(progressTakeover)
+			select {
+			case <-timer.C:
+				continue
+			case <-ctx.Done():
+				return
+			}
+		}
 		if err := c.cq.Notify(ctx, nd.NotifyAny); err != nil {
 			if ctx.Err() != nil {
 				return
@@ -62,12 +79,9 @@ func (c *Conn) pollLocked() bool {
 
 // wakeAll signals the waiting Read, Write and Close.
 func (c *Conn) wakeAll() {
-	for _, ch := range [...]chan struct{}{c.rwake, c.wwake, c.cwake} {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
+	wake(c.rwake)
+	wake(c.wwake)
+	wake(c.cwake)
 }
 
 // failLocked ends the connection with err (the first error stays): the
