@@ -28,7 +28,7 @@
 //     its queue empty, of any completion queue of the provider, calls
 //     transport.Poll: with at most directPollLinks links it looks at each
 //     ring; otherwise it visits the hot links (those busy lately) and,
-//     every epollEvery passes or while doorbells keep ringing, asks the
+//     every epollLooks ring looks or while doorbells keep ringing, asks the
 //     epoll instance which armed links rang. A hot link found empty for a
 //     while is armed: it sets its ring's sleeping flag and leaves the hot
 //     list, so an idle link costs nothing per poll.

@@ -46,7 +46,7 @@ type progress struct {
 	opened bool
 	links  *linktable.Table[link]
 	hot    []*link
-	passes uint64 // passes of the set by application polls (mu)
+	looks  int    // ring looks by application polls since the kernel was last asked (mu)
 	rang   bool   // the last look at the epoll instance found doorbells (mu)
 	events []unix.EpollEvent
 	ctl    unix.EpollEvent // add's (mu)
@@ -114,12 +114,13 @@ func (p *progress) poll() bool {
 		return false // another poller moves the bytes
 	}
 	var ready []unix.EpollEvent
-	p.passes++
-	if len(p.hot) < p.links.Live() && (p.rang || p.passes%epollEvery == 0) {
+	p.looks += 1 + len(p.hot)
+	if len(p.hot) < p.links.Live() && (p.rang || p.looks >= epollLooks) {
 		// Some links are armed: ask the kernel which of them rang; again
 		// at the next pass while it names some (more may wait).
 		ready = p.waitLocked(p.events, 0)
 		p.rang = len(ready) > 0
+		p.looks = 0
 	}
 	moved := p.serveLocked(true, ready)
 	p.mu.Unlock()
@@ -184,9 +185,7 @@ func (p *progress) serveLocked(app bool, ready []unix.EpollEvent) bool {
 			p.pushHotLocked(l)
 		}
 	}
-	// A link stays hot for about armBudget link visits in all: few
-	// passes when many are hot, many when few are.
-	armAfter := max(armBudget/max(len(p.hot), 1), minArmPasses)
+	armAfter := armIdlePasses
 	moved := false
 	for i := 0; i < len(p.hot); {
 		l := p.hot[i]
