@@ -82,6 +82,7 @@ type link struct {
 	awaitRTR      bool             // passive: waiting for the peer's ready-to-receive frame
 	holdTx        bool             // passive: nothing leaves before the first inbound FPDU
 	writerStarted bool
+	rtrSent       bool // active: the ready-to-receive frame is written (or encoded for the socket)
 	tailPending   bool
 	jobs          []job
 	orq           fifo[readEntry] // Read Requests sent, oldest first
@@ -151,10 +152,12 @@ type sentEntry struct {
 
 // Test seams, set by tests before the links they concern are made:
 // testLinkMade sees every link made; testKeepFirstBuffer keeps every
-// reader's first buffer (the direct reads of long payloads).
+// reader's first buffer (the direct reads of long payloads);
+// testWriterStarts runs on each writer goroutine before its first batch.
 var (
 	testLinkMade        func(*link)
 	testKeepFirstBuffer bool
+	testWriterStarts    func(*link)
 )
 
 func newLink(t *transport, c *net.TCPConn, active bool) *link {
