@@ -55,13 +55,18 @@ echo "PERFTEST $(ib_send_bw --version 2>&1 | head -n 1)"
 kw_start
 ND=/inject/nd
 port=18500
-# pair SERVER CLIENT: runs the server in the background and the client in
-# the foreground, both bounded; prints the client's output.
+# listening PORT: whether an rdma_cm id listens on PORT (perftest's on
+# every device, nd perf's on its -bind address).
+listening() { rdma res show cm_id | grep -q "state LISTEN .*:$1 "; }
+# pair SERVER CLIENT: runs the server in the background, waits (bounded)
+# until it listens on $port, and runs the client in the foreground, both
+# bounded; prints the client's output.
 pair() {
+	local i
 	kw_case "$2"
 	timeout 120 bash -c "$1" >/tmp/srv.log 2>&1 &
 	local pid=$!
-	sleep 1
+	for i in $(seq 100); do listening "$port" && break; sleep 0.1; done
 	timeout 120 bash -c "$2" 2>/tmp/cli.err || { echo "FAILED: $2" >&2; cat /tmp/cli.err /tmp/srv.log >&2; }
 	wait $pid 2>/dev/null
 }
