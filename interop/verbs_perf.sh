@@ -95,6 +95,7 @@ for dev in siw0:192.0.2.1 rxe0:192.0.2.2; do
 done
 GUEST
 
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "booting the VM" >&2
 "$vmsh" -t "${ND_VM_TIMEOUT:-900}" -i "$tmp/nd" -s "$tmp/guest.sh" >"$tmp/out" 2>"$tmp/err"
 rc=$?
@@ -107,6 +108,7 @@ perftest=$(sed -n 's/^PERFTEST //p' "$tmp/out" | head -n 1)
 	echo "nd perf over provider/verbs beside perftest (ib_*, -R) on the same device, one VM run (interop/verbs_perf.sh)"
 	echo "made $(date -u '+%Y-%m-%d %H:%M UTC') by: sudo interop/verbs_perf.sh ($params); nd built from $commit with -tags verbs"
 	echo "guest kernel: ${kernel:-unknown}; siw built out of tree from the same version; perftest: ${perftest:-unknown}"
+	echo "host: $(nproc) cores, load average (1, 5, 15 min) $load0 before the run and $(cut -d' ' -f1-3 /proc/loadavg) after it"
 	echo "the VM emulates its CPU (qemu TCG, 2 vCPUs): compare the ratio, not the figures"
 	echo "bandwidth: BW average, MB/s (2^20), higher is better; latency: t_typical, us, lower is better"
 	echo "perftest: ib_TEST -R against ib_TEST -R; nd perf: nd perf against nd perf (its own protocol);"
