@@ -94,3 +94,11 @@ func CloseAsWriterStarts(t interface{ Cleanup(func()) }, status nd.Status) {
 	testWriterStarts = func(l *link) { l.Close(status) }
 	t.Cleanup(func() { testWriterStarts = nil })
 }
+
+// SetRTRNudge sets the wait before the first ready-to-receive nudge and how
+// many are sent, until the test ends.
+func SetRTRNudge(t interface{ Cleanup(func()) }, first time.Duration, n int) {
+	oldFirst, oldN := rtrNudgeFirst, rtrNudges
+	rtrNudgeFirst, rtrNudges = first, n
+	t.Cleanup(func() { rtrNudgeFirst, rtrNudges = oldFirst, oldN })
+}

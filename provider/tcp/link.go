@@ -58,6 +58,7 @@ type link struct {
 	slot         int32
 	handledRound uint64
 	rtrTimer     *time.Timer // passive: ends a handshake whose ready-to-receive frame never comes (mu)
+	rtrNudge     *time.Timer // active: repeats a foreign peer's ready-to-receive nudge (mu; rtr_nudge.go)
 
 	// The transmitter: snd, wst, txBatch (the jobs being sent) and tail
 	// (bytes of an inline send the socket did not take yet; tailPending
@@ -119,6 +120,7 @@ const (
 	jobWR           jobKind = iota // a Send, Write or Read of the endpoint
 	jobReadResponse                // an answer to the peer's Read Request
 	jobRTR                         // the ready-to-receive frame
+	jobRTRNudge                    // a zero-length Write after it, for a foreign peer (rtr_nudge.go)
 )
 
 type job struct {
@@ -329,6 +331,9 @@ func (l *link) shutdown(status nd.Status, term *iwarp.Terminate, notify bool) {
 	l.silentTimer.Stop()
 	if l.rtrTimer != nil {
 		l.rtrTimer.Stop()
+	}
+	if l.rtrNudge != nil {
+		l.rtrNudge.Stop()
 	}
 	l.mu.Unlock()
 	l.takeDeferred() // out of the held list; the writer ends

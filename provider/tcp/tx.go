@@ -370,6 +370,8 @@ func (l *link) sendJobs(s *sender, w *writerState, batch []job) error {
 		switch j.kind {
 		case jobRTR:
 			err = l.sendRTR(s, w)
+		case jobRTRNudge:
+			err = l.sendRTRNudge(s)
 		case jobReadResponse:
 			w.pieces = append(w.pieces[:0], j.src)
 			err = s.message(iwarp.SegmentHeader{Opcode: iwarp.OpReadResponse, STag: j.sinkSTag, TO: j.sinkTO}, w.pieces, len(j.src))
@@ -466,6 +468,7 @@ func (l *link) sendRead(s *sender, w *writerState, wr *engine.WorkRequest, seq u
 func (l *link) sendRTR(s *sender, w *writerState) error {
 	l.mu.Lock()
 	l.rtrSent = true
+	l.armRTRNudgeLocked()
 	l.mu.Unlock()
 	if l.rtr&iwarp.RTRWrite != 0 {
 		h := iwarp.SegmentHeader{Opcode: iwarp.OpWrite, Last: true, STag: iwarp.RTRWriteSTag}
