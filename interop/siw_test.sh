@@ -185,7 +185,7 @@ fi
 	cat "$here/kernel_watch.sh"
 	cat <<'GUEST'
 ADDR=192.0.2.1
-T=120 # seconds per program
+T=300 # seconds per program (a bound for a hang: -a cases on a busy host take minutes)
 # nd ends 10 s before its peer would, with SIGQUIT: Go then prints every
 # goroutine's stack, which shows where a hung case waited (stacks below).
 NDTO="timeout -s QUIT -k 5 $((T - 10))"
