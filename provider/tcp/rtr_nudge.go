@@ -15,8 +15,8 @@ import (
 // answers, and an initiator that waits for an answer waits forever
 // (docs/iwcm-close-bug.md, "The RTR that siw does not see"). An active link
 // facing a foreign peer therefore nudges it: until the first FPDU from
-// the peer arrives it sends zero-length RDMA Writes (the Write RTR frame,
-// which a responder takes without looking at its STag, RFC 6581) after
+// the peer arrives it sends zero-length RDMA Writes (the Write RTR frame
+// of RFC 6581; siw takes one without looking at its STag) after
 // rtrNudgeFirst, then at doubling intervals, rtrNudges times in all. Each
 // one is new bytes on siw's socket, so its callback runs and reads the RTR
 // with everything after it. A peer that sent anything has seen the RTR.
