@@ -28,6 +28,7 @@
 #   ND_VM_TIMEOUT  hard limit for the VM run in seconds (default 600)
 #   ND_BIN         use this static nd binary instead of building one
 #   ND_CASES       run only the cases whose name matches this extended regexp
+#   ND_REPEAT      run each case this many times in a row (default 1)
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -130,6 +131,14 @@ if [[ -n ${ND_CASES:-} ]]; then
 	done
 	cases=("${selected[@]}")
 fi
+# ND_REPEAT=N runs each case N times in a row (each time on a port of its own).
+if ((${ND_REPEAT:-1} > 1)); then
+	selected=()
+	for c in "${cases[@]}"; do
+		for ((r = 0; r < ND_REPEAT; r++)); do selected+=("$c"); done
+	done
+	cases=("${selected[@]}")
+fi
 
 passed=0 failed=0
 # finish prints the summary line and exits.
@@ -176,7 +185,10 @@ fi
 	cat "$here/kernel_watch.sh"
 	cat <<'GUEST'
 ADDR=192.0.2.1
-T=120 # seconds per program
+T=300 # seconds per program (a bound for a hang: -a cases on a busy host take minutes)
+# nd ends 10 s before its peer would, with SIGQUIT: Go then prints every
+# goroutine's stack, which shows where a hung case waited (stacks below).
+NDTO="timeout -s QUIT -k 5 $((T - 10))"
 cd /tmp
 
 # MPA frames only (payload starting "MPA "), to tell whether CRC was agreed.
@@ -198,8 +210,16 @@ waitport() {
 	return 1
 }
 
-# tailof FILE: the end of a log, indented and cut short, for a failure report.
-tailof() { tail -n 5 "$1" | cut -c1-160 | sed 's/^/    | /'; }
+# tailof FILE: the end of a log, indented and cut short, for a failure
+# report; for an nd that timed out, the goroutines and godirect frames of
+# the stack dump SIGQUIT made it print instead.
+tailof() {
+	if grep -q '^goroutine [0-9]' "$1"; then
+		grep -E '^goroutine [0-9]|^main\.|github.com/godirect/nd' "$1" | grep -v '^\s*/' | head -n 80 | cut -c1-160 | sed 's/^/    | /'
+	else
+		tail -n 5 "$1" | cut -c1-160 | sed 's/^/    | /'
+	fi
+}
 
 # count FILTER: MPA frames captured so far that match FILTER.
 count() { tcpdump -Z root -r /tmp/mpa.pcap -nn "$1" 2>/dev/null | wc -l; }
@@ -265,11 +285,11 @@ perfcase() {
 		srv="ib_$test -R"; cli="nd perf $test -R"
 		timeout $T ib_$test -d siw0 -R -F -p "$port" "${args[@]}" >srv.log 2>&1 & spid=$!
 		waitport "$port" || echo "note: $name: no listener on port $port seen, trying anyway"
-		timeout $T /inject/nd perf $test -R -p "$port" "${args[@]}" "${ndcrc[@]}" $ADDR >cli.log 2>&1
+		$NDTO /inject/nd perf $test -R -p "$port" "${args[@]}" "${ndcrc[@]}" $ADDR >cli.log 2>&1
 		cli_rc=$?
 	else
 		srv="nd perf $test -R --server"; cli="ib_$test -R"
-		timeout $T /inject/nd perf $test -R --server --bind $ADDR -p "$port" "${args[@]}" "${ndcrc[@]}" >srv.log 2>&1 & spid=$!
+		$NDTO /inject/nd perf $test -R --server --bind $ADDR -p "$port" "${args[@]}" "${ndcrc[@]}" >srv.log 2>&1 & spid=$!
 		waitport "$port" || echo "note: $name: no listener on port $port seen, trying anyway"
 		timeout $T ib_$test -d siw0 -R -F -p "$port" "${args[@]}" $ADDR >cli.log 2>&1
 		cli_rc=$?
@@ -343,12 +363,12 @@ for c in "${CASES[@]}"; do
 		srv="rping -s"; cli="nd rping -c"
 		timeout $T rping -s -a $ADDR "${pargs[@]}" "${args[@]}" -v >srv.log 2>&1 & spid=$!
 		waitport "${port}" || echo "note: $name: no listener on port $port seen, trying anyway"
-		timeout $T /inject/nd rping -c -a $ADDR "${pargs[@]}" "${args[@]}" -v -V "${ndcrc[@]}" >cli.log 2>&1
+		$NDTO /inject/nd rping -c -a $ADDR "${pargs[@]}" "${args[@]}" -v -V "${ndcrc[@]}" >cli.log 2>&1
 		crc_rc=$?
 		pings=$(grep -c '^ping data: rdma-ping-' cli.log)
 	else
 		srv="nd rping -s"; cli="rping -c"
-		timeout $T /inject/nd rping -s -a $ADDR "${pargs[@]}" "${args[@]}" -V "${ndcrc[@]}" >srv.log 2>&1 & spid=$!
+		$NDTO /inject/nd rping -s -a $ADDR "${pargs[@]}" "${args[@]}" -V "${ndcrc[@]}" >srv.log 2>&1 & spid=$!
 		waitport "${port}" || echo "note: $name: no listener on port $port seen, trying anyway"
 		timeout $T rping -c -a $ADDR "${pargs[@]}" "${args[@]}" -v -V >cli.log 2>&1
 		crc_rc=$?

@@ -14,12 +14,20 @@
 # each server and client a process of its own; then nd perf -R against the
 # same perftest binary in both roles (perftest's rdma_cm protocol).
 #
+# The table's header says when and on what it was made: the date, the
+# commit nd was built from, the guest's kernel and perftest's version, and
+# the parameters. A guest kernel BUG or oops stops the run (kernel_watch.sh)
+# and names the pair that was running. A pair that failed shows nan and
+# makes the script exit 1 after writing the table.
+#
 # Environment: BW_ITERS (default 2000), LAT_ITERS (default 1000), BW_SIZE
 # (65536), LAT_SIZE (8), ND_VM_SH (the VM harness), ND_VM_TIMEOUT (900),
 # OUT (default bench/verbs-results.txt).
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=kernel_watch.sh
+. "$here/kernel_watch.sh" # KW_PATTERN
 repo=$(cd "$here/.." && pwd)
 vmsh=${ND_VM_SH:-$here/../../shared/interop/vm.sh}
 out=${OUT:-$repo/bench/verbs-results.txt}
@@ -32,21 +40,33 @@ echo "building nd with -tags verbs" >&2
 (cd "$repo" && CGO_ENABLED=1 go build -tags verbs -o "$tmp/nd" ./cmd/nd) ||
 	{ echo "go build -tags verbs failed (apt-get install libibverbs-dev librdmacm-dev)" >&2; exit 1; }
 
-cat >"$tmp/guest.sh" <<GUEST
-#!/bin/bash
-BW_ITERS=${BW_ITERS:-2000} LAT_ITERS=${LAT_ITERS:-1000} BW_SIZE=${BW_SIZE:-65536} LAT_SIZE=${LAT_SIZE:-8}
-GUEST
+commit=$(cd "$repo" && git rev-parse --short HEAD 2>/dev/null)$(cd "$repo" && git diff --quiet HEAD 2>/dev/null || echo "+changes")
+params="BW_ITERS=${BW_ITERS:-2000} LAT_ITERS=${LAT_ITERS:-1000} BW_SIZE=${BW_SIZE:-65536} LAT_SIZE=${LAT_SIZE:-8}"
+{
+	echo '#!/bin/bash'
+	echo "$params"
+	cat "$here/kernel_watch.sh"
+} >"$tmp/guest.sh"
 cat >>"$tmp/guest.sh" <<'GUEST'
 cd /tmp
 ulimit -l unlimited
+echo "KERNEL $(uname -r) $(uname -v)"
+echo "PERFTEST $(ib_send_bw --version 2>&1 | head -n 1)"
+kw_start
 ND=/inject/nd
 port=18500
-# pair SERVER CLIENT: runs the server in the background and the client in
-# the foreground, both bounded; prints the client's output.
+# listening PORT: whether an rdma_cm id listens on PORT (perftest's on
+# every device, nd perf's on its -bind address).
+listening() { rdma res show cm_id | grep -q "state LISTEN .*:$1 "; }
+# pair SERVER CLIENT: runs the server in the background, waits (bounded)
+# until it listens on $port, and runs the client in the foreground, both
+# bounded; prints the client's output.
 pair() {
+	local i
+	kw_case "$2"
 	timeout 120 bash -c "$1" >/tmp/srv.log 2>&1 &
 	local pid=$!
-	sleep 1
+	for i in $(seq 100); do listening "$port" && break; sleep 0.1; done
 	timeout 120 bash -c "$2" 2>/tmp/cli.err || { echo "FAILED: $2" >&2; cat /tmp/cli.err /tmp/srv.log >&2; }
 	wait $pid 2>/dev/null
 }
@@ -75,12 +95,20 @@ for dev in siw0:192.0.2.1 rxe0:192.0.2.2; do
 done
 GUEST
 
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "booting the VM" >&2
 "$vmsh" -t "${ND_VM_TIMEOUT:-900}" -i "$tmp/nd" -s "$tmp/guest.sh" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 grep -E '^FAILED' "$tmp/out" "$tmp/err" >&2
+kbug=$(grep -A 40 '^KERNEL-BUG' "$tmp/out")
+[[ -n $kbug ]] && printf '%s\n' "$kbug" >&2
+kernel=$(sed -n 's/^KERNEL //p' "$tmp/out" | head -n 1)
+perftest=$(sed -n 's/^PERFTEST //p' "$tmp/out" | head -n 1)
 {
 	echo "nd perf over provider/verbs beside perftest (ib_*, -R) on the same device, one VM run (interop/verbs_perf.sh)"
+	echo "made $(date -u '+%Y-%m-%d %H:%M UTC') by: sudo interop/verbs_perf.sh ($params); nd built from $commit with -tags verbs"
+	echo "guest kernel: ${kernel:-unknown}; siw built out of tree from the same version; perftest: ${perftest:-unknown}"
+	echo "host: $(nproc) cores, load average (1, 5, 15 min) $load0 before the run and $(cut -d' ' -f1-3 /proc/loadavg) after it"
 	echo "the VM emulates its CPU (qemu TCG, 2 vCPUs): compare the ratio, not the figures"
 	echo "bandwidth: BW average, MB/s (2^20), higher is better; latency: t_typical, us, lower is better"
 	echo "perftest: ib_TEST -R against ib_TEST -R; nd perf: nd perf against nd perf (its own protocol);"
@@ -93,9 +121,11 @@ grep -E '^FAILED' "$tmp/out" "$tmp/err" >&2
 		/^RESULT /{printf "%-6s %-10s %8s %10s %10s %8s %10s %8s %10s %8s\n", $2, $3, $4, $5, $6, r($6, $5), $7, r($7, $5), $8, r($8, $5)}' "$tmp/out"
 } >"$tmp/table"
 cat "$tmp/table"
-if ((rc != 0)) || ! grep -q '^RESULT ' "$tmp/out"; then
+if ((rc != 0)) || [[ -n $kbug ]] || ! grep -q '^RESULT ' "$tmp/out"; then
 	echo "vm.sh exited $rc; its diagnostics:" >&2
 	tail -n 20 "$tmp/err" >&2
 	exit 1
 fi
 cp "$tmp/table" "$out"
+# A pair without a figure: the table says nan, and the run failed.
+! grep -qE '^RESULT .* nan( |$)' "$tmp/out"

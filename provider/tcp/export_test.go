@@ -3,6 +3,8 @@ package tcp
 import (
 	"sync"
 	"time"
+
+	"github.com/godirect/nd"
 )
 
 // PartialInlineWrites returns how many inline sends so far the socket took
@@ -83,3 +85,20 @@ const PollsMoveBytes = !perLink
 // RawIO reports whether sockets are written with raw non-blocking calls
 // (Unix): only then do small Sends go out on the posting goroutine.
 const RawIO = rawIO
+
+// CloseAsWriterStarts makes every link whose writer starts until the test
+// ends close with status before the writer takes its first batch, as a
+// Disconnect (nd.Success) or a local failure (any other status, which
+// sends a Terminate) right after CompleteConnect would.
+func CloseAsWriterStarts(t interface{ Cleanup(func()) }, status nd.Status) {
+	testWriterStarts = func(l *link) { l.Close(status) }
+	t.Cleanup(func() { testWriterStarts = nil })
+}
+
+// SetRTRNudge sets the wait before the first ready-to-receive nudge and how
+// many are sent, until the test ends.
+func SetRTRNudge(t interface{ Cleanup(func()) }, first time.Duration, n int) {
+	oldFirst, oldN := rtrNudgeFirst, rtrNudges
+	rtrNudgeFirst, rtrNudges = first, n
+	t.Cleanup(func() { rtrNudgeFirst, rtrNudges = oldFirst, oldN })
+}

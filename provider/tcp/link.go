@@ -58,6 +58,7 @@ type link struct {
 	slot         int32
 	handledRound uint64
 	rtrTimer     *time.Timer // passive: ends a handshake whose ready-to-receive frame never comes (mu)
+	rtrNudge     *time.Timer // active: repeats a foreign peer's ready-to-receive nudge (mu; rtr_nudge.go)
 
 	// The transmitter: snd, wst, txBatch (the jobs being sent) and tail
 	// (bytes of an inline send the socket did not take yet; tailPending
@@ -82,6 +83,7 @@ type link struct {
 	awaitRTR      bool             // passive: waiting for the peer's ready-to-receive frame
 	holdTx        bool             // passive: nothing leaves before the first inbound FPDU
 	writerStarted bool
+	rtrSent       bool // active: the ready-to-receive frame is written (or encoded for the socket)
 	tailPending   bool
 	jobs          []job
 	orq           fifo[readEntry] // Read Requests sent, oldest first
@@ -118,6 +120,7 @@ const (
 	jobWR           jobKind = iota // a Send, Write or Read of the endpoint
 	jobReadResponse                // an answer to the peer's Read Request
 	jobRTR                         // the ready-to-receive frame
+	jobRTRNudge                    // a zero-length Write after it, for a foreign peer (rtr_nudge.go)
 )
 
 type job struct {
@@ -151,10 +154,12 @@ type sentEntry struct {
 
 // Test seams, set by tests before the links they concern are made:
 // testLinkMade sees every link made; testKeepFirstBuffer keeps every
-// reader's first buffer (the direct reads of long payloads).
+// reader's first buffer (the direct reads of long payloads);
+// testWriterStarts runs on each writer goroutine before its first batch.
 var (
 	testLinkMade        func(*link)
 	testKeepFirstBuffer bool
+	testWriterStarts    func(*link)
 )
 
 func newLink(t *transport, c *net.TCPConn, active bool) *link {
@@ -326,6 +331,9 @@ func (l *link) shutdown(status nd.Status, term *iwarp.Terminate, notify bool) {
 	l.silentTimer.Stop()
 	if l.rtrTimer != nil {
 		l.rtrTimer.Stop()
+	}
+	if l.rtrNudge != nil {
+		l.rtrNudge.Stop()
 	}
 	l.mu.Unlock()
 	l.takeDeferred() // out of the held list; the writer ends

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -23,14 +24,56 @@ import (
 func TestRejectAfterConnectSendsRTRFirst(t *testing.T) {
 	for _, crc := range []bool{false, true} {
 		for _, rtr := range []iwarp.RTRFlags{iwarp.RTRWrite, iwarp.RTRRead} {
-			t.Run(map[bool]string{false: "crc-off", true: "crc-on"}[crc]+"/"+map[iwarp.RTRFlags]string{iwarp.RTRWrite: "write", iwarp.RTRRead: "read"}[rtr], func(t *testing.T) {
-				testRejectSendsRTRFirst(t, crc, rtr)
+			t.Run(rtrCaseName(crc, rtr), func(t *testing.T) {
+				testSendsRTRFirst(t, crc, rtr, rejectAfterConnect, iwarp.OpTerminate)
 			})
 		}
 	}
 }
 
-func testRejectSendsRTRFirst(t *testing.T, crc bool, rtr iwarp.RTRFlags) {
+// The same when the connection ends right after CompleteConnect, before
+// the writer took the RTR that CompleteConnect queued: a Disconnect (the
+// RTR, then the close) and a local failure (the RTR, then a Terminate).
+// Without the RTR a siw responder sees the FIN or the Terminate first.
+func TestCloseAsWriterStartsSendsRTRFirst(t *testing.T) {
+	for _, status := range []nd.Status{nd.Success, nd.ErrInternalError} {
+		for _, crc := range []bool{false, true} {
+			for _, rtr := range []iwarp.RTRFlags{iwarp.RTRWrite, iwarp.RTRRead} {
+				name := "disconnect/"
+				then := []iwarp.Opcode{}
+				if status != nd.Success {
+					name, then = "failure/", []iwarp.Opcode{iwarp.OpTerminate}
+				}
+				t.Run(name+rtrCaseName(crc, rtr), func(t *testing.T) {
+					tcp.CloseAsWriterStarts(t, status)
+					testSendsRTRFirst(t, crc, rtr, completeConnect, then...)
+				})
+			}
+		}
+	}
+}
+
+func rtrCaseName(crc bool, rtr iwarp.RTRFlags) string {
+	return map[bool]string{false: "crc-off", true: "crc-on"}[crc] + "/" + map[iwarp.RTRFlags]string{iwarp.RTRWrite: "write", iwarp.RTRRead: "read"}[rtr]
+}
+
+// rejectAfterConnect and completeConnect end an active side's Connect.
+func rejectAfterConnect(t *testing.T, s *ndtest.Side, ctx context.Context) {
+	if err := s.Connector.Reject(nil); err != nil && !errors.Is(err, nd.ErrConnectionAborted) {
+		t.Fatalf("Reject after Connect: %v", err)
+	}
+}
+
+func completeConnect(t *testing.T, s *ndtest.Side, ctx context.Context) {
+	if err := s.Connector.CompleteConnect(ctx); err != nil && !errors.Is(err, nd.ErrConnectionAborted) {
+		t.Fatalf("CompleteConnect: %v", err)
+	}
+}
+
+// testSendsRTRFirst connects to a raw siw-like responder that chose rtr,
+// ends the connection with end, and checks that the FPDUs the responder
+// got until the close are the RTR and then the opcodes then.
+func testSendsRTRFirst(t *testing.T, crc bool, rtr iwarp.RTRFlags, end func(*testing.T, *ndtest.Side, context.Context), then ...iwarp.Opcode) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -110,22 +153,22 @@ func testRejectSendsRTRFirst(t *testing.T, crc bool, rtr iwarp.RTRFlags) {
 	if err := s.Connector.Connect(ctx, s.Endpoint, ln.Addr().(*net.TCPAddr).AddrPort(), 6, 0, nil); err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
-	if err := s.Connector.Reject(nil); err != nil && !errors.Is(err, nd.ErrConnectionAborted) {
-		t.Fatalf("Reject after Connect: %v", err)
-	}
+	end(t, s, ctx)
 	select {
 	case err := <-fail:
 		t.Fatal(err)
 	case segs := <-frames:
-		if len(segs) != 2 {
-			t.Fatalf("%d FPDUs after the MPA reply, want the RTR and a Terminate: %+v", len(segs), segs)
-		}
-		want := iwarp.OpWrite
+		first := iwarp.OpWrite
 		if rtr == iwarp.RTRRead {
-			want = iwarp.OpReadRequest
+			first = iwarp.OpReadRequest
 		}
-		if segs[0].Opcode != want || segs[1].Opcode != iwarp.OpTerminate {
-			t.Fatalf("FPDUs %v then %v, want %v (the RTR) then Terminate", segs[0].Opcode, segs[1].Opcode, want)
+		want := append([]iwarp.Opcode{first}, then...)
+		got := make([]iwarp.Opcode, len(segs))
+		for i := range segs {
+			got[i] = segs[i].Opcode
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("FPDUs after the MPA reply %v, want %v (the RTR first)", got, want)
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("the raw responder saw no close")

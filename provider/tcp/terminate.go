@@ -197,9 +197,12 @@ func (l *link) rxTerminate(body []byte) error {
 }
 
 // rtrBeforeClose appends to dst the ready-to-receive frame an active link
-// still owes a foreign peer when it ends before its writer started (a
-// Reject after Connect, a failure before CompleteConnect), for the
-// Terminate or the close that follows.
+// still owes a foreign peer when it ends before the frame went out: before
+// its writer started (a Reject after Connect, a failure before
+// CompleteConnect), or after CompleteConnect queued the frame but before
+// the writer took it (a Disconnect or a failure at once), for the
+// Terminate or the close that follows. Called where nothing else writes:
+// with the writer not started, or by the writer at its close (txMu).
 //
 // A responder in MPA v2 peer-to-peer mode waits for the RTR as the first
 // frame. Linux's siw (through 6.1 at least) reports the connection
@@ -214,9 +217,9 @@ func (l *link) rxTerminate(body []byte) error {
 func (l *link) rtrBeforeClose(dst []byte) []byte {
 	l.mu.Lock()
 	rtr := l.rtr
-	owed := l.active && rtr != 0 && !l.writerStarted && !l.godirect
+	owed := l.active && rtr != 0 && !l.rtrSent && !l.godirect
 	if owed {
-		l.rtr = 0 // written once: the writer never starts after this
+		l.rtrSent = true // written once
 	}
 	l.mu.Unlock()
 	if !owed {

@@ -207,6 +207,9 @@ type writerState struct {
 // writeLoop sends queued jobs until the link closes.
 func (l *link) writeLoop() {
 	defer l.wg.Done()
+	if testWriterStarts != nil {
+		testWriterStarts(l)
+	}
 	for {
 		l.mu.Lock()
 		for !l.closing && (l.holdTx || (len(l.jobs) == 0 && !l.confirmDueLocked() && !l.tailPending)) {
@@ -241,11 +244,18 @@ func (l *link) writerClose() {
 	l.mu.Lock()
 	term := l.term
 	l.mu.Unlock()
+	// The queued jobs are dropped, but not a ready-to-receive frame a
+	// foreign peer still waits for (terminate.go's rtrBeforeClose).
+	b := l.rtrBeforeClose(nil)
 	if term != nil {
-		if b, err := iwarp.AppendTerminateFPDU(nil, 1, term, l.crc); err == nil {
-			l.conn.SetWriteDeadline(time.Now().Add(time.Second))
-			l.conn.Write(b)
+		var err error
+		if b, err = iwarp.AppendTerminateFPDU(b, 1, term, l.crc); err != nil {
+			b = nil
 		}
+	}
+	if len(b) > 0 {
+		l.conn.SetWriteDeadline(time.Now().Add(time.Second))
+		l.conn.Write(b)
 	}
 	l.conn.CloseWrite()
 }
@@ -360,6 +370,8 @@ func (l *link) sendJobs(s *sender, w *writerState, batch []job) error {
 		switch j.kind {
 		case jobRTR:
 			err = l.sendRTR(s, w)
+		case jobRTRNudge:
+			err = l.sendRTRNudge(s)
 		case jobReadResponse:
 			w.pieces = append(w.pieces[:0], j.src)
 			err = s.message(iwarp.SegmentHeader{Opcode: iwarp.OpReadResponse, STag: j.sinkSTag, TO: j.sinkTO}, w.pieces, len(j.src))
@@ -454,6 +466,10 @@ func (l *link) sendRead(s *sender, w *writerState, wr *engine.WorkRequest, seq u
 
 // sendRTR sends the ready-to-receive frame the passive side chose.
 func (l *link) sendRTR(s *sender, w *writerState) error {
+	l.mu.Lock()
+	l.rtrSent = true
+	l.armRTRNudgeLocked()
+	l.mu.Unlock()
 	if l.rtr&iwarp.RTRWrite != 0 {
 		h := iwarp.SegmentHeader{Opcode: iwarp.OpWrite, Last: true, STag: iwarp.RTRWriteSTag}
 		return s.fpdu(&h, nil, 0, 0)
