@@ -83,3 +83,11 @@ const PollsMoveBytes = !perLink
 // RawIO reports whether sockets are written with raw non-blocking calls
 // (Unix): only then do small Sends go out on the posting goroutine.
 const RawIO = rawIO
+
+// HoldClosing has the writer of every link made until the test ends call
+// hold (with the link's side) before it sends the link's last frames and
+// closes its side of the stream.
+func HoldClosing(t interface{ Cleanup(func()) }, hold func(active bool)) {
+	testLinkClosing = hold
+	t.Cleanup(func() { testLinkClosing = nil })
+}
