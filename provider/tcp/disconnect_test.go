@@ -92,3 +92,43 @@ func TestDisconnectReturnsAfterTheEndOfTheStream(t *testing.T) {
 		t.Fatalf("the peer read %d bytes, end of stream %v (%v); want none and the end", len(data), closed, err)
 	}
 }
+
+// After the peer ended the connection, the one Disconnect that succeeds
+// still waits for this side's end of the stream: while the writer is held
+// before it, Disconnect waits until its context ends (ErrCanceled); the
+// raw peer reads the end once the writer goes on.
+func TestDisconnectAfterThePeerEnded(t *testing.T) {
+	held := make(chan struct{}, 1)
+	release := make(chan struct{})
+	var once sync.Once
+	let := func() { once.Do(func() { close(release) }) }
+	tcp.HoldClosing(t, func(active bool) {
+		if active {
+			return
+		}
+		held <- struct{}{}
+		<-release
+	})
+	t.Cleanup(let)
+	_, raw, a := acceptRaw(t, disconnectLimits, 4, func(*hpMPAOpts) {})
+	defer a.c.Close()
+
+	raw.closeWrite()
+	if err := a.c.NotifyDisconnect(t.Context()); err != nil {
+		t.Fatalf("NotifyDisconnect after the peer's end of stream = %v, want nil", err)
+	}
+	<-held // the writer waits before this side's end of the stream
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	err := a.c.Disconnect(ctx)
+	cancel()
+	if !errors.Is(err, nd.ErrCanceled) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Disconnect after the peer ended, this side's end held back = %v, want ErrCanceled for the context's deadline", err)
+	}
+	let()
+	if data, closed, err := raw.readToEOF(5 * time.Second); !closed || err != nil || len(data) != 0 {
+		t.Fatalf("the peer read %d bytes, end of stream %v (%v); want none and the end", len(data), closed, err)
+	}
+	if err := a.c.Disconnect(context.Background()); !errors.Is(err, nd.ErrConnectionInvalid) {
+		t.Errorf("a second Disconnect = %v, want ErrConnectionInvalid", err)
+	}
+}
