@@ -77,7 +77,10 @@ type Connector interface {
 
 	// Disconnect ends the connection gracefully: the endpoint's outstanding
 	// requests, and the peer's, complete with ErrCanceled, and the peer's
-	// NotifyDisconnect returns. ErrConnectionInvalid if not connected.
+	// NotifyDisconnect returns. It returns once the end is out of the
+	// process's hands, so that the peer learns of it even if the process
+	// exits at once; ErrCanceled if ctx ends first (the connection ends all
+	// the same). ErrConnectionInvalid if not connected.
 	Disconnect(ctx context.Context) error
 
 	// Close releases the connector and closes its endpoint: a connection

@@ -156,13 +156,6 @@ func TestDataToolsServerClient(t *testing.T) {
 // TestPingpongProcesses builds nd and runs "nd pingpong -provider tcp -s"
 // and "nd pingpong -provider tcp -c 127.0.0.1:PORT" as two processes.
 func TestPingpongProcesses(t *testing.T) {
-	if underWine() {
-		// Seen in about half the runs under Wine 8, in this test and by
-		// hand: the server's NotifyDisconnect never fires after the
-		// client process ended. Whether Windows does the same (the tcp
-		// provider's reader outside Linux) or only Wine is open.
-		t.Skip("under Wine the server misses the client's disconnection in about half the runs")
-	}
 	bin := buildNd(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -211,7 +212,11 @@ func TestPerfSweep(t *testing.T) {
 				}
 				cpu += c
 			}
-			if cpu <= 0 {
+			// On Windows the process's CPU time (GetProcessTimes) moves in
+			// clock ticks, 15.6 ms by default (10 ms under Wine), which
+			// three iterations of every size over loop may not reach
+			// together: there the column may read zero throughout.
+			if cpu <= 0 && runtime.GOOS != "windows" {
 				t.Errorf("--json: no CPU time over the %d sizes", len(all))
 			}
 			f, err := os.Open(png)

@@ -418,7 +418,7 @@ func (c *Connector) Disconnect(ctx context.Context) error {
 		c.mu.Unlock()
 		return st
 	}
-	state, ep, again := c.state, c.ep, c.disconnected
+	state, ep, link, again := c.state, c.ep, c.link, c.disconnected
 	if state == ndrules.Connected || state == ndrules.Ended {
 		c.disconnected = true
 	}
@@ -428,7 +428,24 @@ func (c *Connector) Disconnect(ctx context.Context) error {
 	}
 	if state == ndrules.Connected {
 		ep.terminate(nd.Success)
-	} // else the peer ended it first
+	}
+	// Ended: the peer or an error ended it first, and the end this side
+	// owes the peer (its close, a Terminate) may still be on its way.
+	return waitClosed(ctx, link)
+}
+
+// waitClosed waits, for Disconnect, until the end of the connection that
+// link's Close started is out of the process's hands, when the link says
+// so later than Close returns (CloseWaiter); ErrCanceled when ctx ends
+// first.
+func waitClosed(ctx context.Context, link Link) error {
+	w, ok := link.(CloseWaiter)
+	if !ok {
+		return nil
+	}
+	if err := w.WaitClosed(ctx); err != nil {
+		return canceled("Disconnect", err)
+	}
 	return nil
 }
 

@@ -32,7 +32,7 @@ import (
 //     connection fails.
 //
 // The engine calls the transport through Transport, Link and the optional
-// Progress, Poller, InboundCloser and WindowTable below.
+// Progress, Poller, InboundCloser, CloseWaiter and WindowTable below.
 
 // Transport is what a software transport provides to an Adapter.
 type Transport interface {
@@ -122,6 +122,19 @@ type LinkEvents interface {
 // state, without sharing it with other goroutines.
 type InboundCloser interface {
 	CloseInbound(status nd.Status)
+}
+
+// CloseWaiter is what a Link may also implement when Close only starts the
+// end of the connection and a goroutine of the transport hands it to the
+// network later (the last frames, a Terminate, the end of the stream).
+// Disconnect calls WaitClosed after the link's Close was called, without
+// engine locks held, and returns when it does. WaitClosed returns nil once
+// the end is out of the process's hands: the peer learns of it even if the
+// process exits at once. It returns ctx's error if ctx ends first. It is
+// safe for concurrent use, may be called more than once, and waits too
+// when another goroutine's Close is still under way.
+type CloseWaiter interface {
+	WaitClosed(ctx context.Context) error
 }
 
 // Progress is what a Transport may also implement when the application's

@@ -102,3 +102,11 @@ func SetRTRNudge(t interface{ Cleanup(func()) }, first time.Duration, n int) {
 	rtrNudgeFirst, rtrNudges = first, n
 	t.Cleanup(func() { rtrNudgeFirst, rtrNudges = oldFirst, oldN })
 }
+
+// HoldClosing has the writer of every link made until the test ends call
+// hold (with the link's side) before it sends the link's last frames and
+// closes its side of the stream.
+func HoldClosing(t interface{ Cleanup(func()) }, hold func(active bool)) {
+	testLinkClosing = hold
+	t.Cleanup(func() { testLinkClosing = nil })
+}

@@ -112,6 +112,12 @@ type link struct {
 	pendingHdr [iwarp.UntaggedHeaderSize]byte
 
 	wg sync.WaitGroup // the handshake goroutine, the writer, and (perLink) the reader
+
+	// finOut is closed once the link's end (its last frames, the end of
+	// its stream) is handed to the kernel (closewait.go). closingHook is
+	// testLinkClosing when the link was made.
+	finOut      chan struct{}
+	closingHook func(active bool)
 }
 
 type jobKind uint8
@@ -164,6 +170,7 @@ var (
 
 func newLink(t *transport, c *net.TCPConn, active bool) *link {
 	l := &link{t: t, conn: c, active: active, wake: make(chan struct{}, 1), rxDone: make(chan struct{}), slot: -1}
+	l.finOut, l.closingHook = make(chan struct{}), testLinkClosing
 	l.sock = newSocket(c)
 	l.br = newRxBuffer(l.sock, rxBufferSize)
 	l.rxGrows = bulkBufferSuits(c) && !testKeepFirstBuffer
@@ -349,6 +356,7 @@ func (l *link) shutdown(status nd.Status, term *iwarp.Terminate, notify bool) {
 	} else {
 		l.writeTerminateNow(term) // and an RTR still owed (terminate.go)
 		l.conn.Close()
+		l.finished()
 	}
 	go func() {
 		l.wg.Wait()

@@ -94,6 +94,7 @@ func testTerminateBlamesOldestRead(t *testing.T, header []byte) {
 
 // rawAccepted is the ND side of a connection that a raw peer made.
 type rawAccepted struct {
+	c   nd.Connector
 	ep  nd.Endpoint
 	cq  nd.CompletionQueue // the endpoint's only queue, cqEntries long
 	err error
@@ -137,7 +138,7 @@ func acceptRaw(t *testing.T, limits nd.EndpointLimits, cqEntries int, opts func(
 		if err == nil {
 			err = c.Accept(ctx, ep, nil)
 		}
-		acc <- rawAccepted{ep, cq, err}
+		acc <- rawAccepted{c, ep, cq, err}
 	}()
 	raw := hpDial(t, netip.AddrPortFrom(ad.Address(), ln.Port()))
 	o := hpDefaultOpts(false)

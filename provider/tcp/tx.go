@@ -233,6 +233,9 @@ func (l *link) writeLoop() {
 // writerClose finishes what is half sent, sends the Terminate (if any) and
 // closes the sending side; txMu held.
 func (l *link) writerClose() {
+	if l.closingHook != nil {
+		l.closingHook(l.active)
+	}
 	st := nd.Success
 	if len(l.tail) > 0 {
 		l.conn.SetWriteDeadline(time.Now().Add(time.Second))
@@ -258,6 +261,7 @@ func (l *link) writerClose() {
 		l.conn.Write(b)
 	}
 	l.conn.CloseWrite()
+	l.finished()
 }
 
 // sendInline sends the queued jobs on the calling goroutine when they are
