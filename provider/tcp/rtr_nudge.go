@@ -36,8 +36,7 @@ func (l *link) armRTRNudgeLocked() {
 	}
 	start := l.rx.Load()
 	delay, left := rtrNudgeFirst, rtrNudges
-	var fire func()
-	fire = func() {
+	fire := func() {
 		l.mu.Lock()
 		if l.closing || l.rx.Load() != start || left == 0 {
 			l.mu.Unlock()
