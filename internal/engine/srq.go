@@ -52,17 +52,9 @@ var _ nd.SharedReceiveQueue = (*SRQ)(nil)
 
 // CreateSharedReceiveQueue implements nd.SharedReceiveQueueAdapter.
 func (a *Adapter) CreateSharedReceiveQueue(cq nd.CompletionQueue, limits nd.SharedReceiveQueueLimits) (nd.SharedReceiveQueue, error) {
-	if a.closed.Load() {
-		return nil, nd.ErrDeviceRemoved
-	}
-	if a.info.MaxSharedReceiveQueueDepth == 0 {
-		return nil, nd.ErrNotSupported
-	}
-	q, ok := cq.(*CQ)
-	if !ok || q == nil || q.a != a || q.shut.Load() {
-		return nil, nd.ErrInvalidParameter1
-	}
-	if st := ndrules.SharedReceiveQueueLimits(&a.info, &limits); st != nd.Success {
+	q, _ := cq.(*CQ)
+	cqOK := q != nil && q.a == a && !q.shut.Load()
+	if st := ndrules.CreateSharedReceiveQueue(a.closed.Load(), &a.info, cqOK, &limits); st != nd.Success {
 		return nil, st
 	}
 	s := &SRQ{a: a, cq: q, limits: limits}

@@ -97,6 +97,23 @@ func CreateEndpoint(info *nd.AdapterInfo, inOK, outOK bool, l *nd.EndpointLimits
 	return EndpointLimits(info, l)
 }
 
+// CreateSharedReceiveQueue checks CreateSharedReceiveQueue's call in ND's
+// order: ErrDeviceRemoved once the adapter closed, ErrNotSupported for an
+// adapter without shared receive queues (MaxSharedReceiveQueueDepth 0),
+// ErrInvalidParameter1 unless cqOK (the completion queue is the adapter's
+// and open), then the limits (SharedReceiveQueueLimits).
+func CreateSharedReceiveQueue(adapterClosed bool, info *nd.AdapterInfo, cqOK bool, l *nd.SharedReceiveQueueLimits) nd.Status {
+	switch {
+	case adapterClosed:
+		return nd.ErrDeviceRemoved
+	case info.MaxSharedReceiveQueueDepth == 0:
+		return nd.ErrNotSupported
+	case !cqOK:
+		return nd.ErrInvalidParameter1
+	}
+	return SharedReceiveQueueLimits(info, l)
+}
+
 // SharedReceiveQueueLimits checks CreateSharedReceiveQueue's limits by ND
 // v2's parameter positions: Entries 1 to MaxSharedReceiveQueueDepth (3), SGE
 // 0 to MaxInboundSGE (4), NotifyThreshold 0 to Entries (5). A provider

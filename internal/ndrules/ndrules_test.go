@@ -108,6 +108,18 @@ func TestSharedReceiveQueueLimits(t *testing.T) {
 	}
 }
 
+func TestCreateSharedReceiveQueue(t *testing.T) {
+	good := nd.SharedReceiveQueueLimits{Entries: 4}
+	bad := nd.SharedReceiveQueueLimits{Entries: 0}
+	none := info
+	none.MaxSharedReceiveQueueDepth = 0
+	want(t, "open adapter, good queue and limits", CreateSharedReceiveQueue(false, &info, true, &good), nd.Success)
+	want(t, "closed adapter, before every other check", CreateSharedReceiveQueue(true, &none, false, &bad), nd.ErrDeviceRemoved)
+	want(t, "no shared receive queues, before the queue's check", CreateSharedReceiveQueue(false, &none, false, &bad), nd.ErrNotSupported)
+	want(t, "foreign or closed completion queue, before the limits", CreateSharedReceiveQueue(false, &info, false, &bad), nd.ErrInvalidParameter1)
+	want(t, "the limits last", CreateSharedReceiveQueue(false, &info, true, &bad), nd.ErrInvalidParameter3)
+}
+
 type region struct{}
 
 func (region) Bytes() []byte { return nil }

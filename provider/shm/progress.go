@@ -46,8 +46,8 @@ type progress struct {
 	opened bool
 	links  *linktable.Table[link]
 	hot    []*link
-	looks  int    // ring looks by application polls since the kernel was last asked (mu)
-	rang   bool   // the last look at the epoll instance found doorbells (mu)
+	looks  int  // ring looks by application polls since the kernel was last asked (mu)
+	rang   bool // the last look at the epoll instance found doorbells (mu)
 	events []unix.EpollEvent
 	ctl    unix.EpollEvent // add's (mu)
 

@@ -96,17 +96,9 @@ const drainTimeout = 10 * time.Second
 // CreateSharedReceiveQueue implements nd.SharedReceiveQueueAdapter.
 func (a *Adapter) CreateSharedReceiveQueue(cqi nd.CompletionQueue, l nd.SharedReceiveQueueLimits) (nd.SharedReceiveQueue, error) {
 	const op = "CreateSharedReceiveQueue"
-	if a.isClosed() {
-		return nil, nd.ErrDeviceRemoved
-	}
-	if a.info.MaxSharedReceiveQueueDepth == 0 {
-		return nil, nd.ErrNotSupported
-	}
-	q, ok := cqi.(*cq)
-	if !ok || q == nil || q.a != a || q.shut.Load() {
-		return nil, nd.ErrInvalidParameter1
-	}
-	if st := ndrules.SharedReceiveQueueLimits(&a.info, &l); st != nd.Success {
+	q, _ := cqi.(*cq)
+	cqOK := q != nil && q.a == a && !q.shut.Load()
+	if st := ndrules.CreateSharedReceiveQueue(a.isClosed(), &a.info, cqOK, &l); st != nd.Success {
 		return nil, st
 	}
 	a.mu.Lock()
