@@ -25,7 +25,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/godirect/nd"
@@ -266,14 +265,12 @@ func idle(ctx context.Context, cq nd.CompletionQueue) error {
 // report prints the server's line: the Receive buffers posted and the peak
 // resident memory of the process.
 func report(c config, nrecv int, msgs int64) {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	mode := "endpoint"
 	if c.srq > 0 {
 		mode = "srq"
 	}
 	fmt.Printf("side=server provider=%s mode=%s connections=%d receives=%d recv_buf_bytes=%d max_rss_kib=%d messages=%d\n",
-		c.provider, mode, c.n, nrecv, nrecv*c.size, ru.Maxrss, msgs)
+		c.provider, mode, c.n, nrecv, nrecv*c.size, maxRSSKiB(), msgs)
 }
 
 func run(ctx context.Context, c config) error {
