@@ -3,12 +3,8 @@ package tcp_test
 import (
 	"context"
 	"errors"
-	"io"
-	"net"
-	"net/netip"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/godirect/nd"
 	"github.com/godirect/nd/internal/iwarp"
@@ -74,103 +70,16 @@ func completeConnect(t *testing.T, s *ndtest.Side, ctx context.Context) {
 // ends the connection with end, and checks that the FPDUs the responder
 // got until the close are the RTR and then the opcodes then.
 func testSendsRTRFirst(t *testing.T, crc bool, rtr iwarp.RTRFlags, end func(*testing.T, *ndtest.Side, context.Context), then ...iwarp.Opcode) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	frames := make(chan []iwarp.Segment, 1)
-	fail := make(chan error, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			fail <- err
-			return
-		}
-		defer c.Close()
-		c.SetDeadline(time.Now().Add(10 * time.Second))
-		buf := make([]byte, 512)
-		n, err := io.ReadAtLeast(c, buf, 20)
-		if err != nil {
-			fail <- err
-			return
-		}
-		req, used, err := iwarp.ParseMPAFrame(buf[:n])
-		for errors.Is(err, iwarp.ErrShortBuffer) {
-			var m int
-			if m, err = c.Read(buf[n:]); err != nil {
-				fail <- err
-				return
-			}
-			n += m
-			req, used, err = iwarp.ParseMPAFrame(buf[:n])
-		}
-		if err != nil || !req.PeerToPeer {
-			fail <- errors.New("no peer-to-peer MPA request")
-			return
-		}
-		// A siw-like reply: no godirect prefix, the RTR chosen, CRC if asked.
-		rep := iwarp.MPAFrame{Kind: iwarp.MPAReply, Revision: iwarp.MPARevision2, Enhanced: true,
-			CRC: req.CRC, IRD: 1, ORD: 1, PeerToPeer: true, RTR: rtr}
-		b, _ := iwarp.AppendMPAFrame(nil, &rep)
-		if _, err := c.Write(b); err != nil {
-			fail <- err
-			return
-		}
-		// Everything until the close, as FPDUs.
-		rest, _ := io.ReadAll(c)
-		rest = append(buf[used:n:n], rest...)
-		var segs []iwarp.Segment
-		for len(rest) > 0 {
-			ulpdu, size, err := iwarp.ParseFPDU(rest, req.CRC)
-			if err != nil {
-				fail <- err
-				return
-			}
-			s, err := iwarp.ParseSegment(ulpdu)
-			if err != nil {
-				fail <- err
-				return
-			}
-			segs = append(segs, s)
-			rest = rest[size:]
-		}
-		frames <- segs
-	}()
-
-	cfg := tcp.DefaultConfig()
-	cfg.Addresses = []netip.Addr{netip.MustParseAddr("127.0.0.1")}
-	cfg.CRC = crc
-	p := tcp.New(cfg)
-	a, err := p.OpenAdapter(netip.MustParseAddr("127.0.0.1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	s := ndtest.NewSide(t, a, ndtest.DefaultLimits, 8, true)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := s.Connector.Connect(ctx, s.Endpoint, ln.Addr().(*net.TCPAddr).AddrPort(), 6, 0, nil); err != nil {
-		t.Fatalf("Connect: %v", err)
-	}
+	r := startSIWResponder(t, rtr, 0)
+	s, ctx := connectToResponder(t, r, crc)
 	end(t, s, ctx)
-	select {
-	case err := <-fail:
-		t.Fatal(err)
-	case segs := <-frames:
-		first := iwarp.OpWrite
-		if rtr == iwarp.RTRRead {
-			first = iwarp.OpReadRequest
-		}
-		want := append([]iwarp.Opcode{first}, then...)
-		got := make([]iwarp.Opcode, len(segs))
-		for i := range segs {
-			got[i] = segs[i].Opcode
-		}
-		if !slices.Equal(got, want) {
-			t.Fatalf("FPDUs after the MPA reply %v, want %v (the RTR first)", got, want)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("the raw responder saw no close")
+	segs := r.frames(t)
+	want := append([]iwarp.Opcode{rtrOpcode(rtr)}, then...)
+	got := make([]iwarp.Opcode, len(segs))
+	for i := range segs {
+		got[i] = segs[i].Opcode
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("FPDUs after the MPA reply %v, want %v (the RTR first)", got, want)
 	}
 }
