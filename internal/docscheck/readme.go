@@ -15,6 +15,20 @@ func readFile(root fs.FS, name string) (string, error) {
 	return string(b), err
 }
 
+// readmeTable returns the rows of the README's table whose header line is
+// header (tableRows), with the file named in its error.
+func readmeTable(root fs.FS, header string) ([][]string, error) {
+	readme, err := readFile(root, "README.md")
+	if err != nil {
+		return nil, err
+	}
+	rows, err := tableRows(readme, header)
+	if err != nil {
+		return nil, fmt.Errorf("README.md: %w", err)
+	}
+	return rows, nil
+}
+
 // tableRows returns the cells of the rows of the Markdown table whose
 // header line is header: every "|" line after the header and its rule,
 // split on "|" (an escaped "\|" stays in its cell, unescaped), trimmed.
@@ -98,13 +112,9 @@ func isDir(root fs.FS, p string) bool {
 // provider it lists is a directory provider/NAME with Go files, every such
 // directory is listed, and none that exists is called "planned".
 func Providers(root fs.FS) []error {
-	readme, err := readFile(root, "README.md")
+	rows, err := readmeTable(root, "| provider | what it is | status |")
 	if err != nil {
 		return []error{err}
-	}
-	rows, err := tableRows(readme, "| provider | what it is | status |")
-	if err != nil {
-		return []error{fmt.Errorf("README.md: %w", err)}
 	}
 	dirs, err := goDirs(root)
 	if err != nil {
@@ -140,13 +150,9 @@ var ndCommandRE = regexp.MustCompile("`nd ([a-z]+)")
 // cmd/nd dispatches (its commands list): each is named in the table's first
 // column, and the table names no other.
 func Commands(root fs.FS) []error {
-	readme, err := readFile(root, "README.md")
+	rows, err := readmeTable(root, "| command | what it does |")
 	if err != nil {
 		return []error{err}
-	}
-	rows, err := tableRows(readme, "| command | what it does |")
-	if err != nil {
-		return []error{fmt.Errorf("README.md: %w", err)}
 	}
 	known, err := ndCommands(root)
 	if err != nil {
