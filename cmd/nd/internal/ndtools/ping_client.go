@@ -116,11 +116,7 @@ func (c *pingConfig) Drive(ctx context.Context, a nd.Adapter, remote netip.AddrP
 // when size is at most the endpoint's MaxInlineData. It allocates nothing
 // unless it fails.
 func (st *streamer) stream(size, n int) error {
-	region := st.sendMR
-	if size <= st.inline {
-		region = nil
-	}
-	sgl := session.SplitSGL(st.sgl, st.sendBuf[:size], region, st.sges)
+	sgl := session.SendSGL(st.sgl, st.sendBuf[:size], st.sendMR, st.sges, st.inline)
 	sent, synced, acked := 0, false, false
 	for !acked || st.sends.Pending > 0 {
 		for !synced && st.credits > 0 && !st.sends.Full() {

@@ -98,11 +98,7 @@ func (c *pingpongConfig) Drive(ctx context.Context, a nd.Adapter, remote netip.A
 // at most the endpoint's MaxInlineData. It allocates nothing unless it
 // fails.
 func (p *pinger) rounds(size, n int) error {
-	region := p.sendMR
-	if size <= p.inline {
-		region = nil
-	}
-	sgl := session.SplitSGL(p.sgl, p.sendBuf[:size], region, p.sges)
+	sgl := session.SendSGL(p.sgl, p.sendBuf[:size], p.sendMR, p.sges, p.inline)
 	for i := range n {
 		stamp := byte(i)
 		p.sendBuf[0] = stamp

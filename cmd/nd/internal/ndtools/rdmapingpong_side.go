@@ -157,11 +157,7 @@ func (p *rdmaPonger) exchange(active bool, maxSize int) error {
 // for the message and answers it. A Write is inline when size is at most
 // the endpoint's MaxInlineData. It allocates nothing unless it fails.
 func (p *rdmaPonger) rounds(size, n int, k *int, active bool) error {
-	region := p.sendMR
-	if size <= p.inline {
-		region = nil
-	}
-	sgl := session.SplitSGL(p.sgl, p.sendBuf[:size], region, p.sges)
+	sgl := session.SendSGL(p.sgl, p.sendBuf[:size], p.sendMR, p.sges, p.inline)
 	last := size - 1
 	for i := range n {
 		mine, want := session.Stamps(*k)

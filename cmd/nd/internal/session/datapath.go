@@ -148,6 +148,15 @@ func (r *Reaper) Next() ([]*nd.Result, error) {
 	}
 }
 
+// SendSGL is SplitSGL for a Send of buf from region: inline (region nil)
+// when buf is at most inline bytes, the endpoint's MaxInlineData.
+func SendSGL(dst []nd.SGE, buf []byte, region nd.MemoryRegion, n, inline int) []nd.SGE {
+	if len(buf) <= inline {
+		region = nil
+	}
+	return SplitSGL(dst, buf, region, n)
+}
+
 // SplitSGL fills dst with up to n entries that cover buf in equal parts (the
 // last one takes the remainder), all in region (nil for inline data), and
 // returns the filled part of dst. An empty buf gives an empty list; fewer
