@@ -83,8 +83,11 @@ type Conn struct {
 	dead                bool // the endpoint takes no more requests
 
 	// Who waits for completions (wait.go).
-	appPolls  uint64       // polls by Read, Write and Close
-	notifying atomic.Int32 // Read, Write and Close calls waiting in Notify
+	appPolls  uint64        // polls by Read, Write and Close
+	notifying atomic.Int32  // Read, Write and Close calls waiting in Notify
+	runWaits  atomic.Bool   // the progress goroutine waits for them to leave Notify
+	appLeft   chan struct{} // the last of them left Notify while runWaits
+	runLooks  atomic.Uint64 // the progress goroutine's passes (tests)
 
 	rwake    chan struct{} // a Read may proceed; ends its Notify (wait.go)
 	wwake    chan struct{} // a Write may proceed; ends its Notify
@@ -170,6 +173,7 @@ func newConn(a *sharedAdapter, connector nd.Connector, cfg Config) (*Conn, error
 		cwake:     make(chan struct{}, 1),
 		closedCh:  make(chan struct{}),
 		runDone:   make(chan struct{}),
+		appLeft:   make(chan struct{}, 1),
 	}
 	c.readDL, c.writeDL = newDeadline(c.rwake), newDeadline(c.wwake)
 	c.creditMark = (c.depth + 1) / 2

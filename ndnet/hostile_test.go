@@ -243,3 +243,33 @@ func TestHostileWriteOutsideRing(t *testing.T) {
 		t.Fatalf("Read after the peer's bad Write: %v, want ErrConnReset", err)
 	}
 }
+
+// TestIdleBlockedReadCostsNoWakeups: while a Read waits in Notify on an
+// idle connection, the connection's progress goroutine does not wake
+// either: an idle connection costs nothing per unit of time.
+func TestIdleBlockedReadCostsNoWakeups(t *testing.T) {
+	r := newRawPeer(t, Config{QueueDepth: 2, InlineThreshold: 64, BufferSize: 4096, Spin: time.Microsecond, Linger: time.Millisecond})
+	c := r.conn
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Read(make([]byte, 16))
+		done <- err
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for c.notifying.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the Read never waited in Notify")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	before := c.runLooks.Load()
+	const window = 50 * time.Millisecond
+	time.Sleep(window) // the span measured, not a synchronisation
+	if looks := c.runLooks.Load() - before; looks > 2 {
+		t.Fatalf("the progress goroutine looked %d times in %v while the Read waited", looks, window)
+	}
+	c.Close()
+	if err := <-done; err == nil {
+		t.Fatal("Read returned nil after Close")
+	}
+}

@@ -19,19 +19,38 @@ import (
 )
 
 // run is the progress goroutine: it processes completions, and sleeps in
-// Notify while the application neither polls nor waits; while it does, it
-// looks every progressTakeover whether that is still so (wait.go).
+// Notify while the application neither polls nor waits (wait.go). While a
+// Read, Write or Close waits in Notify, it waits for the last of them to
+// leave (appLeft), at no cost however long that takes; while they poll, it
+// looks every progressTakeover whether they still do.
 func (c *Conn) run(ctx context.Context) {
 	defer close(c.runDone)
 	timer := time.NewTimer(progressTakeover)
 	defer timer.Stop()
 	var seen uint64
 	for {
+		c.runLooks.Add(1)
 		c.mu.Lock()
 		c.pollLocked()
 		polls := c.appPolls
 		c.mu.Unlock()
-		if polls != seen || c.notifying.Load() > 0 {
+		busy := polls != seen
+		if c.notifying.Load() > 0 {
+			// runWaits is set before notifying is read again, and a
+			// leaving call lowers notifying before it reads runWaits:
+			// one of the two sees the other (see sleep).
+			c.runWaits.Store(true)
+			if c.notifying.Load() > 0 {
+				select {
+				case <-c.appLeft:
+				case <-ctx.Done():
+					return
+				}
+			}
+			c.runWaits.Store(false)
+			busy = true // the call that left polls next
+		}
+		if busy {
 			seen = polls
 			timer.Reset(progressTakeover)
 			select {

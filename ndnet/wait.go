@@ -72,7 +72,9 @@ func (c *Conn) sleep(ch, dl, closed chan struct{}) {
 	}
 	c.notifying.Add(1)
 	err := c.cq.Notify(wakeContext(ch), nd.NotifyAny)
-	c.notifying.Add(-1)
+	if c.notifying.Add(-1) == 0 && c.runWaits.Load() {
+		wake(c.appLeft) // the progress goroutine looks again (run)
+	}
 	if err == nil || errors.Is(err, nd.ErrCanceled) {
 		return
 	}
