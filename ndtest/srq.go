@@ -300,14 +300,26 @@ func srqEmptyFailsOne(t *testing.T, p nd.Provider) {
 	ExpectEmpty(t, ps.passiveCQ)
 	// The others go on, and the failed connection took none of the
 	// Receives posted after it failed.
-	for range 3 {
-		for k := range n - 1 {
-			ps.post(t, k)
+	ps.othersGoOn(t, good, sends[:], n-1, true)
+}
+
+// othersGoOn checks that the connections good, the others than one that
+// failed, keep their traffic: three rounds of a message over each, after
+// posting `receives` shared Receives (before the first round too when
+// postFirst; else the Receives for the first are posted already), and
+// nothing else completes.
+func (ps *srqPeers) othersGoOn(t testing.TB, good []int, sends []nd.Result, receives int, postFirst bool) {
+	t.Helper()
+	for round := range 3 {
+		if round > 0 || postFirst {
+			for k := range receives {
+				ps.post(t, k)
+			}
 		}
 		for _, i := range good {
 			ps.send(t, i, &sends[i])
 		}
-		ps.expectRound(t, good, sends[:])
+		ps.expectRound(t, good, sends)
 	}
 	ExpectEmpty(t, ps.passiveCQ)
 }
@@ -372,18 +384,7 @@ func srqOversizedFailsOne(t *testing.T, p nd.Provider) {
 	Expect(t, ps.passiveCQ, &short, nd.ErrBufferOverflow, 0)
 	AwaitDisconnect(t, ps.passive[bad].Connector, "a Send larger than its shared Receive")
 	good := []int{0, 1, 3}
-	for round := range 3 {
-		if round > 0 {
-			for k := range n - 1 {
-				ps.post(t, k)
-			}
-		}
-		for _, i := range good {
-			ps.send(t, i, &sends[i])
-		}
-		ps.expectRound(t, good, sends[:])
-	}
-	ExpectEmpty(t, ps.passiveCQ)
+	ps.othersGoOn(t, good, sends[:], n-1, false)
 }
 
 // srqBadEntryFailsOne: a shared Receive whose scatter/gather entry lies
