@@ -18,17 +18,15 @@ var disconnectLimits = nd.EndpointLimits{
 	InboundReadLimit: hpServerIRD, OutboundReadLimit: 0,
 }
 
-// Disconnect returns only once the end of the stream is handed to the
-// kernel, so that a process that exits right after it still tells its
-// peer: while the link's writer is held before it closes the stream,
-// Disconnect waits until its context ends and says ErrCanceled; the
-// connection still ends when the writer goes on, and the raw peer reads
-// the end of the stream.
-func TestDisconnectWaitsForTheEndOfTheStream(t *testing.T) {
-	held := make(chan struct{}, 1)
+// holdPassiveClosing holds the passive link's writer before it sends the
+// end of the stream: held gets a token when the writer waits, and let lets
+// it (and every later one) go on; the test's cleanup lets it too, before
+// the adapter's cleanup, which runs first.
+func holdPassiveClosing(t *testing.T) (held chan struct{}, let func()) {
+	held = make(chan struct{}, 1)
 	release := make(chan struct{})
 	var once sync.Once
-	let := func() { once.Do(func() { close(release) }) }
+	let = func() { once.Do(func() { close(release) }) }
 	tcp.HoldClosing(t, func(active bool) {
 		if active {
 			return
@@ -36,7 +34,18 @@ func TestDisconnectWaitsForTheEndOfTheStream(t *testing.T) {
 		held <- struct{}{}
 		<-release
 	})
-	t.Cleanup(let) // before the adapter's cleanup, which runs first
+	t.Cleanup(let)
+	return held, let
+}
+
+// Disconnect returns only once the end of the stream is handed to the
+// kernel, so that a process that exits right after it still tells its
+// peer: while the link's writer is held before it closes the stream,
+// Disconnect waits until its context ends and says ErrCanceled; the
+// connection still ends when the writer goes on, and the raw peer reads
+// the end of the stream.
+func TestDisconnectWaitsForTheEndOfTheStream(t *testing.T) {
+	held, let := holdPassiveClosing(t)
 	_, raw, a := acceptRaw(t, disconnectLimits, 4, func(*hpMPAOpts) {})
 	defer a.c.Close()
 
@@ -98,18 +107,7 @@ func TestDisconnectReturnsAfterTheEndOfTheStream(t *testing.T) {
 // before it, Disconnect waits until its context ends (ErrCanceled); the
 // raw peer reads the end once the writer goes on.
 func TestDisconnectAfterThePeerEnded(t *testing.T) {
-	held := make(chan struct{}, 1)
-	release := make(chan struct{})
-	var once sync.Once
-	let := func() { once.Do(func() { close(release) }) }
-	tcp.HoldClosing(t, func(active bool) {
-		if active {
-			return
-		}
-		held <- struct{}{}
-		<-release
-	})
-	t.Cleanup(let)
+	held, let := holdPassiveClosing(t)
 	_, raw, a := acceptRaw(t, disconnectLimits, 4, func(*hpMPAOpts) {})
 	defer a.c.Close()
 
