@@ -10,6 +10,12 @@ import (
 	"github.com/godirect/nd/internal/ndrules"
 )
 
+// MaxSharedReceiveQueueDepth is the deepest shared receive queue the engine
+// serves, for the AdapterInfo of the transports built on it: its Receives
+// live in the engine, as an endpoint's do, so no transport limits it
+// further.
+const MaxSharedReceiveQueueDepth = 1 << 16
+
 // SRQ is a shared receive queue (nd.SharedReceiveQueue). Its methods are
 // safe for concurrent use.
 //

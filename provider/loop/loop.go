@@ -53,8 +53,7 @@ var Info = nd.AdapterInfo{
 	Flags: nd.AdapterInOrderDMA | nd.AdapterCQResize | nd.AdapterLoopbackConnections |
 		nd.AdapterMultiEngine,
 
-	// Shared receive queues live in the engine, as endpoints' queues do.
-	MaxSharedReceiveQueueDepth: 1 << 16,
+	MaxSharedReceiveQueueDepth: engine.MaxSharedReceiveQueueDepth,
 }
 
 // Provider is an in-process network of adapters. It is safe for concurrent

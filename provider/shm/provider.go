@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/internal/engine"
 	"github.com/godirect/nd/internal/shmring"
 )
 
@@ -112,8 +113,7 @@ var Info = nd.AdapterInfo{
 	Flags: nd.AdapterInOrderDMA | nd.AdapterCQResize | nd.AdapterLoopbackConnections |
 		nd.AdapterMultiEngine,
 
-	// Shared receive queues live in the engine, as endpoints' queues do.
-	MaxSharedReceiveQueueDepth: 1 << 16,
+	MaxSharedReceiveQueueDepth: engine.MaxSharedReceiveQueueDepth,
 }
 
 // Provider serves ND addresses of this host over shared memory. It is safe

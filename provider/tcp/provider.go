@@ -114,8 +114,7 @@ var Info = nd.AdapterInfo{
 	MaxCalleeData:         maxPrivateData,
 	Flags:                 nd.AdapterInOrderDMA | nd.AdapterCQResize | nd.AdapterLoopbackConnections | nd.AdapterMultiEngine,
 
-	// Shared receive queues live in the engine, as endpoints' queues do.
-	MaxSharedReceiveQueueDepth: 1 << 16,
+	MaxSharedReceiveQueueDepth: engine.MaxSharedReceiveQueueDepth,
 }
 
 // Provider serves the host's IP addresses over TCP. It is safe for
