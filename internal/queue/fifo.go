@@ -15,20 +15,34 @@ type FIFO[T any] struct {
 // outstanding requests fit without growing again.
 const minGrow = 16
 
+// Reserve makes room for n values without growing again, so that a
+// queue created with its connection allocates nothing on the connection's
+// first requests.
+func (q *FIFO[T]) Reserve(n int) {
+	if n > len(q.buf) {
+		q.grow(n)
+	}
+}
+
 // Len returns the number of values queued.
 func (q *FIFO[T]) Len() int { return q.n }
 
 // Push appends v at the tail.
 func (q *FIFO[T]) Push(v T) {
 	if q.n == len(q.buf) {
-		grown := make([]T, max(minGrow, 2*len(q.buf)))
-		for i := 0; i < q.n; i++ {
-			grown[i] = q.buf[(q.head+i)%len(q.buf)]
-		}
-		q.buf, q.head = grown, 0
+		q.grow(max(minGrow, 2*len(q.buf)))
 	}
 	q.buf[(q.head+q.n)%len(q.buf)] = v
 	q.n++
+}
+
+// grow moves the queued values, in order, to a new ring of size values.
+func (q *FIFO[T]) grow(size int) {
+	grown := make([]T, size)
+	for i := 0; i < q.n; i++ {
+		grown[i] = q.buf[(q.head+i)%len(q.buf)]
+	}
+	q.buf, q.head = grown, 0
 }
 
 // At returns the i-th value from the head (0 <= i < Len()), in place.

@@ -59,3 +59,31 @@ func TestFIFOAllocatesNothing(t *testing.T) {
 		t.Fatalf("%v allocations per round, want 0", n)
 	}
 }
+
+// TestFIFOReserve: after Reserve(n) the ring holds n values without
+// growing, and values queued before it keep their order.
+func TestFIFOReserve(t *testing.T) {
+	var q FIFO[int]
+	for i := range 10 {
+		q.Push(i)
+	}
+	for range 7 {
+		q.Pop()
+	}
+	for i := 10; i < 20; i++ {
+		q.Push(i) // wraps around the first ring of minGrow
+	}
+	q.Reserve(64)
+	if len(q.buf) < 64 {
+		t.Fatalf("Reserve(64): room for %d", len(q.buf))
+	}
+	for want := 7; want < 20; want++ {
+		if got := q.Pop(); got != want {
+			t.Fatalf("Pop = %d, want %d", got, want)
+		}
+	}
+	q.Reserve(8) // smaller than the ring: no change
+	if len(q.buf) < 64 {
+		t.Fatalf("Reserve(8) shrank the ring to %d", len(q.buf))
+	}
+}

@@ -140,6 +140,8 @@ func newLink(t *transport, c *net.UnixConn, active bool, seg *segment, bells [nu
 	}
 	l.cond = sync.NewCond(&l.mu)
 	l.pub.cond = sync.NewCond(&l.pub.mu)
+	l.unconf.Reserve(linkRequestsReserved)
+	l.r.done = make([]sent, 0, linkRequestsReserved)
 	mine := 0
 	if !active {
 		mine = 1

@@ -61,6 +61,16 @@ const (
 	recordsPerPass = 256
 )
 
+// A link's bookkeeping (link.go).
+const (
+	// linkRequestsReserved is the room a link's queue of unacknowledged
+	// requests (and the list of those an Ack completes) gets when the
+	// link is made, so that the first requests over a connection
+	// allocate nothing: a few hundred bytes a link, and a connection's
+	// usual outstanding requests fit.
+	linkRequestsReserved = 16
+)
+
 // Acknowledgments (rx.go).
 const (
 	// ackEvery bounds the inbound messages handled before an Ack goes out
