@@ -7,7 +7,11 @@
 # goroutine reading each connection; bench/peers), at N = 1, 10, 100 and
 # 1000 connections, ROUNDS times (default 3), and writes the medians to
 # bench/peers-results.txt:
-#   empty poll  one GetResults on the shared queue with nothing to find (ns)
+#   empty poll  one GetResults on the shared queue with nothing to find (ns),
+#               once the set-up's traffic has settled
+#   settle      the ndtest.SettlePolls empty polls of each queue right after
+#               the set-up, in all (us): what a provider's rule for arming
+#               links after their last message costs once
 #   round       one 64-byte Send over every connection, all completions reaped
 #               (ms), and its message rate
 #   vs own CQ   the round's time over the same round with a queue per endpoint
@@ -16,7 +20,8 @@
 #               (ms); vs round: its time over the round's; SRQ recv KiB: the
 #               Receive buffers it keeps posted
 #   vs Go       the round's time over plain Go's
-#   ping-pong   8-byte half round trip, one connection after another (us)
+#   ping-pong   8-byte half round trip, one connection after another, once
+#               settled (us)
 # Usage: bash bench/peers.sh [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,6 +50,9 @@ for line in open(src):
     h = re.search(r'([\d.]+) half-rtt-ns', rest)
     if h:
         v[(prov, n, what + "_half")].append(float(h.group(1)))
+    st = re.search(r'([\d.]+) settle-us', rest)
+    if st:
+        v[(prov, n, what + "_settle")].append(float(st.group(1)))
     rb = re.search(r'([\d.]+) recv-buf-bytes', rest)
     if rb:
         v[(prov, n, what + "_bytes")].append(float(rb.group(1)))
@@ -52,14 +60,16 @@ med = lambda k: statistics.median(v[k]) if v.get(k) else float('nan')
 names = {"tcp": "godirect tcp", "shm": "godirect shm", "loop": "godirect loop", "peers": "plain Go sockets"}
 out = ["many connections on one completion queue a side (bench/peers.sh; both ends in one process)",
        f"each figure: the median of {rounds} runs (20000 empty polls; 20 rounds or round trips)",
-       "empty poll: one GetResults on the shared queue with nothing to find",
+       "empty poll: one GetResults on the shared queue with nothing to find, once the set-up's traffic has settled;",
+       "settle: the 1024 empty polls of each queue right after the set-up, in all (a provider's rule for arming idle links, paid once)",
        "round: one 64-byte Send over every connection, every completion reaped; vs own CQ: over the round with a queue per endpoint",
        "vs Go: the round's time over plain Go's (a goroutine reading each connection)",
        "SRQ round: the round with the passive Receives on one shared receive queue of min(N, 256) entries; vs round: its time over the round's;",
        "SRQ recv KiB: the Receive buffers that queue keeps posted (a provider without shared receive queues leaves the three empty)",
-       "ping-pong: 8-byte half round trip, one connection after another",
+       "ping-pong: 8-byte half round trip, one connection after another, once settled",
        "",
-       f"{'N':>5} {'provider':18} {'empty poll ns':>13} {'round ms':>10} {'msg/s':>11} {'vs own CQ':>9} {'vs Go':>6} {'ping-pong us':>13}"]
+       f"{'N':>5} {'provider':18} {'empty poll ns':>13} {'settle us':>9} {'round ms':>10} {'msg/s':>11} {'vs own CQ':>9} {'vs Go':>6} {'ping-pong us':>13}"
+       f" {'SRQ round ms':>12} {'vs round':>8} {'SRQ recv KiB':>12}"]
 for n in (1, 10, 100, 1000):
     gor = med(("peers", n, "Round"))
     for prov in ("tcp", "shm", "loop", "peers"):
@@ -67,12 +77,13 @@ for n in (1, 10, 100, 1000):
         if r != r:
             continue
         ep = med((prov, n, "EmptyPoll"))
+        se = med((prov, n, "EmptyPoll_settle"))
         own = med((prov, n, "RoundOwnCQ"))
         pp = med((prov, n, "PingPong_half"))
         sr = med((prov, n, "RoundSRQ"))
         sb = med((prov, n, "RoundSRQ_bytes"))
         f = lambda x, fmt: "" if x != x else format(x, fmt)
-        out.append(f"{n:>5} {names[prov]:18} {f(ep, '.0f'):>13} {r/1e6:>10.3f} {n/(r/1e9):>11.0f} "
+        out.append(f"{n:>5} {names[prov]:18} {f(ep, '.0f'):>13} {f(se, '.0f'):>9} {r/1e6:>10.3f} {n/(r/1e9):>11.0f} "
                    f"{f(r/own if own == own else float('nan'), '.2f'):>9} {f(r/gor, '.2f'):>6} {f(pp/1e3, '.2f'):>13} "
                    f"{f(sr/1e6, '.3f'):>12} {f(sr/r, '.2f'):>8} {f(sb/1024, '.0f'):>12}")
 text = "\n".join(out) + "\n"

@@ -259,6 +259,37 @@ func (ps *Peers) PingPong(tb testing.TB, i int) {
 	ps.reapAll(tb, a.CQ, p.CQ, 3)
 }
 
+// SettlePolls is how many empty polls of each queue Settle makes: far
+// more than any provider's bookkeeping needs to see a connection's
+// set-up traffic end (provider/shm arms a link after 32 idle passes).
+const SettlePolls = 1024
+
+// Settle polls the queues of ps SettlePolls times each with nothing to
+// find, as an application that goes on polling after connecting its
+// peers, and returns how long that took. A provider that keeps links
+// hot for a while after their last message pays for it here once; the
+// polls that follow cost what polling idle connections costs. Settle
+// fails tb if a poll finds a completion.
+func (ps *Peers) Settle(tb testing.TB) time.Duration {
+	tb.Helper()
+	queues := []nd.CompletionQueue{ps.ActiveCQ, ps.PassiveCQ}
+	if !ps.Shared {
+		queues = queues[:0]
+		for i := range ps.Active {
+			queues = append(queues, ps.Active[i].CQ, ps.Passive[i].CQ)
+		}
+	}
+	start := time.Now()
+	for range SettlePolls {
+		for _, cq := range queues {
+			if n := cq.GetResults(ps.out); n != 0 {
+				tb.Fatalf("settle: %d completions on an idle queue", n)
+			}
+		}
+	}
+	return time.Since(start)
+}
+
 // reapAll takes want completions from either of two queues.
 func (ps *Peers) reapAll(tb testing.TB, x, y nd.CompletionQueue, want int) {
 	for got, spins := 0, 0; got < want; spins++ {
@@ -289,7 +320,9 @@ var PeerCounts = []int{1, 10, 100, 1000}
 // BenchmarkPeers measures provider p with many connections, every
 // endpoint of a side on one completion queue, at each of counts:
 //
-//   - EmptyPoll: one GetResults on the shared queue with nothing to find.
+//   - EmptyPoll: one GetResults on the shared queue with nothing to find,
+//     once the set-up's traffic has settled (settle-us: the SettlePolls
+//     polls of each queue that follow the set-up, in all).
 //   - Round: one 64-byte Send over every connection, all completions
 //     reaped (msg/s is the message rate); RoundOwnCQ is the same with a
 //     queue per endpoint; RoundSRQ the same with the passive endpoints'
@@ -297,7 +330,7 @@ var PeerCounts = []int{1, 10, 100, 1000}
 //     as many Sends at a time as it holds (recv-buf-bytes is the Receive
 //     buffers posted; skipped without shared receive queues).
 //   - PingPong: 8-byte round trips, one connection after another
-//     (half-rtt-ns).
+//     (half-rtt-ns), once the set-up's traffic has settled.
 func BenchmarkPeers(b *testing.B, p nd.Provider, counts []int) {
 	// Each case connects its own pairs and closes them when it ends, so
 	// that one set of connections holds descriptors at a time.
@@ -305,6 +338,7 @@ func BenchmarkPeers(b *testing.B, p nd.Provider, counts []int) {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			b.Run("EmptyPoll", func(b *testing.B) {
 				shared := NewPeers(b, p, n, 64, true)
+				settle := shared.Settle(b)
 				out := make([]*nd.Result, 8)
 				b.ReportAllocs()
 				for b.Loop() {
@@ -312,6 +346,7 @@ func BenchmarkPeers(b *testing.B, p nd.Provider, counts []int) {
 						b.Fatal("a completion on an idle queue")
 					}
 				}
+				b.ReportMetric(float64(settle.Microseconds()), "settle-us")
 			})
 			b.Run("Round", func(b *testing.B) {
 				shared := NewPeers(b, p, n, 64, true)
@@ -339,6 +374,7 @@ func BenchmarkPeers(b *testing.B, p nd.Provider, counts []int) {
 			})
 			b.Run("PingPong", func(b *testing.B) {
 				small := NewPeers(b, p, n, 8, true)
+				small.Settle(b)
 				b.ReportAllocs()
 				i := 0
 				for b.Loop() {
