@@ -51,7 +51,7 @@ var suite = []group{
 	{"Receive", receiveCases},
 	{"Read", readCases},
 	{"Write", writeCases},
-	{"Memory", memoryCases},
+	{"Memory", slices.Concat(memoryCases, remoteAccessCases)},
 	{"Teardown", teardownCases},
 	{"SharedCQ", sharedCQCases},
 	{"SRQ", srqCases},

@@ -20,6 +20,9 @@ type Adapter struct {
 	closed    atomic.Bool
 
 	windowTable
+	// publishMu orders what links that publish windows learn of remote
+	// accesses (remote.go); taken before windowMu and any endpoint's mu.
+	publishMu sync.Mutex
 
 	mu         sync.Mutex
 	cqs        map[*CQ]struct{}
@@ -198,6 +201,7 @@ func (a *Adapter) Close() error {
 	for _, q := range qs {
 		q.Close()
 	}
+	a.closeRemoteAccess()
 	return nil
 }
 

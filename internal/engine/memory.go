@@ -176,7 +176,7 @@ func (ep *Endpoint) AccessFault(token uint32, addr uint64, length int, write boo
 	switch {
 	case w == nil:
 		return nil, FaultInvalidToken
-	case w.ep != ep:
+	case w.ep != ep && w.ep != nil: // nil: a remote access (remote.go)
 		return nil, FaultNotAssociated
 	case length < 0 || addr+uint64(length) < addr:
 		return nil, FaultWrap

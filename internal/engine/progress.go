@@ -222,6 +222,13 @@ func (ep *Endpoint) Terminate(st nd.Status) { ep.terminate(st) }
 // attach connects ep to link with the negotiated read limits; data may
 // flow from now on.
 func (ep *Endpoint) attach(link Link, ird, ord int) error {
+	// A link that publishes windows learns of the adapter's open remote
+	// accesses once, before any AllowRemoteAccess or Close can find it.
+	t, publishes := link.(WindowTable)
+	if publishes {
+		ep.a.publishMu.Lock()
+		defer ep.a.publishMu.Unlock()
+	}
 	ep.mu.Lock()
 	if ep.state != epIdle {
 		ep.mu.Unlock()
@@ -239,6 +246,9 @@ func (ep *Endpoint) attach(link Link, ird, ord int) error {
 		ep.outCQ.setPolled(ep, true)
 	}
 	link.Attach(ep)
+	if publishes {
+		ep.a.publishRemoteAccess(t)
+	}
 	return nil
 }
 
