@@ -47,6 +47,9 @@ type rcmConn struct {
 	credit []byte // the send_bw server's credit sources
 	credMR nd.MemoryRegion
 	mws    []nd.MemoryWindow
+	// opened is the connection's buffer opened to every connection (see
+	// describe), when it is not a window.
+	opened nd.RemoteAccess
 	mine   rcmDest
 	remote rcmDest
 	ird    int // the Reads the peer may have in flight toward us
@@ -234,6 +237,25 @@ func (s *rcmSide) describe() error {
 		if rights == 0 || c.win == nil {
 			continue
 		}
+		// perftest's client takes the i-th description for its i-th
+		// queue pair, but connects its queue pairs in the order their
+		// routes resolve, which this side cannot see: with several
+		// connections, each description must serve whichever connection
+		// uses it, as perftest's own one memory region does. A window
+		// serves only its endpoint's peer; a remote access (ND v2's
+		// remote token) serves them all.
+		if len(s.conns) > 1 {
+			ra, err := nd.AllowRemoteAccess(s.a, c.winMR, c.win, rights)
+			if err == nil {
+				c.opened = ra
+				desc := ra.Descriptor()
+				c.mine.rkey, c.mine.vaddr = desc.Token, desc.Base
+				continue
+			}
+			if !errors.Is(err, nd.ErrNotSupported) {
+				return fmt.Errorf("opening the buffer to the peer: %w", err)
+			}
+		}
 		var res nd.Result
 		mw, desc, err := c.s.BindWindow(&res, c.winMR, c.win, rights)
 		if err != nil {
@@ -327,6 +349,9 @@ func (s *rcmSide) close(ctx context.Context) {
 	for _, c := range s.conns {
 		for _, mw := range c.mws {
 			mw.Close()
+		}
+		if c.opened != nil {
+			c.opened.Close()
 		}
 		if c.s != nil {
 			c.s.Close()
