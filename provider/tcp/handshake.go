@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"math/bits"
 	"net"
 	"net/netip"
 	"time"
@@ -38,6 +39,21 @@ func splitPrefix(pd []byte) (protocol int, godirect, exact bool, user []byte) {
 // wireLimit is the IRD or ORD a godirect side puts on the wire for an
 // application limit: one more, for the confirmation Read (confirm.go).
 func wireLimit(n int) uint16 { return uint16(min(n+1, iwarp.MaxIRDORD)) }
+
+// readRoom is how many of the peer's Read Requests a link queues, for the
+// IRD it put on the wire: that many for a godirect peer; for another, the
+// power of two at or above it. Linux's siw takes the responder's IRD as
+// its ORD and sizes its queue of outbound Reads to the next power of two,
+// and keeps that many in flight: with an IRD of 3 on the wire, four Read
+// Requests arrive before the first response (perftest's ib_read_bw -o 2).
+// Such a peer is served, not terminated; a godirect peer keeps the exact
+// limit.
+func readRoom(wireIRD int, godirect bool) int {
+	if godirect || wireIRD <= 1 {
+		return wireIRD
+	}
+	return 1 << bits.Len(uint(wireIRD-1))
+}
 
 // appLimit undoes wireLimit for a godirect peer.
 func appLimit(n uint16, godirect bool) int {
@@ -129,7 +145,7 @@ func (l *link) activeReply() {
 	if !rep.Enhanced {
 		l.peerIRD = 0
 	}
-	l.ourIRD = int(l.req.IRD)
+	l.ourIRD = readRoom(int(l.req.IRD), godirect)
 	l.events.Accepted(appLimit(rep.IRD, godirect), appLimit(rep.ORD, godirect), user)
 	l.startReading()
 }
@@ -246,7 +262,7 @@ func (l *link) Accept(ird, ord int, privateData []byte) error {
 		return nd.ErrConnectionAborted
 	}
 	l.crc = rep.CRC
-	l.ourIRD = int(rep.IRD)
+	l.ourIRD = readRoom(int(rep.IRD), l.godirect)
 	l.replied = true
 	l.awaitRTR = rep.PeerToPeer
 	l.holdTx = true // nothing leaves before the first inbound FPDU

@@ -1477,6 +1477,61 @@ func (s *hpServer) crossConnection(t *testing.T) {
 	})
 }
 
+// irdRoundedUp: an initiator without the godirect prefix that asks ORD 2
+// gets IRD 3 on the wire (the application's limit, 2, plus the
+// confirmation Read's slot) and keeps four Read Requests in flight, as
+// Linux's siw does (it takes the responder's IRD as its ORD and sizes its
+// queue of outbound Reads to the next power of two; perftest's
+// ib_read_bw -o 2 against nd perf's server). All four are answered; no
+// Terminate.
+func (s *hpServer) irdRoundedUp(t *testing.T) {
+	rc := hpDial(t, s.addr)
+	if err := rc.put(rc.mpaRequest(hpMPAOpts{ird: hpRawIRD, ord: 2, rtr: iwarp.RTRWrite, noPrefix: true})); err != nil {
+		t.Fatalf("writing the MPA request: %v", err)
+	}
+	rep, err := rc.readMPA(5 * time.Second)
+	if err != nil {
+		t.Fatalf("reading the MPA reply: %v", err)
+	}
+	if rep.Reject || rep.IRD != 3 {
+		t.Fatalf("MPA reply %+v: want IRD 3 (ORD 2 asked, plus one)", rep)
+	}
+	rc.crc = rep.CRC
+	rc.put(rc.rtr())
+	hc, err := s.await(rc.local, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 4 // the power of two at or above 3
+	var frames [][]byte
+	for range n {
+		frames = append(frames, rc.readReq(hc.W.Token, hc.W.Base, uint32(hc.W.Length)))
+	}
+	rc.put(frames...)
+	got := make(map[uint32][]byte)
+	for done := 0; done < n; {
+		seg, err := rc.readSegment(hpEOFWait)
+		if err != nil {
+			t.Fatalf("after %d of %d Read Responses: %v", done, n, err)
+		}
+		if seg.Opcode != iwarp.OpReadResponse {
+			t.Fatalf("%v after %d of %d Read Responses, want only Read Responses", seg.Opcode, done, n)
+		}
+		got[seg.STag] = append(got[seg.STag], seg.Payload...)
+		if seg.Last {
+			done++
+		}
+	}
+	w := hpWData(0, int(hc.W.Length))
+	for stag, b := range got {
+		if !bytes.Equal(b, w) {
+			t.Errorf("Read Response %x: %d bytes, not the window's content", stag, len(b))
+		}
+	}
+	rc.closeWrite()
+	s.finish(t, rc, hc, hpExpect{noTerm: true, noReads: true})
+}
+
 // irdFlood: many more Read Requests than the negotiated IRD while the
 // client reads nothing, so that the server's responses back up.
 func (s *hpServer) irdFlood(t *testing.T) {
@@ -1820,6 +1875,7 @@ func TestHostilePeer(t *testing.T) {
 	s.handshakeCases(t)
 	s.crossConnection(t)
 	t.Run("read/ird-flood", s.irdFlood)
+	t.Run("read/ird-rounded-up-for-siw", s.irdRoundedUp)
 
 	seed := uint64(1)
 	if v := os.Getenv("GODIRECT_HOSTILE_SEED"); v != "" {

@@ -40,7 +40,7 @@ type link struct {
 	peerExact bool
 	rtr       iwarp.RTRFlags // the chosen ready-to-receive type (active side)
 	peerIRD   int            // Read Requests the peer will queue from us (wire value)
-	ourIRD    int            // Read Requests we queue from the peer (wire value)
+	ourIRD    int            // Read Requests we queue from the peer (readRoom of the wire value)
 	sinkSTag  uint32         // the STag our Read Requests name for their responses
 
 	ep atomic.Pointer[engine.Endpoint]
