@@ -29,6 +29,8 @@
 #   ND_BIN         use this static nd binary instead of building one
 #   ND_CASES       run only the cases whose name matches this extended regexp
 #   ND_REPEAT      run each case this many times in a row (default 1)
+#   ND_WIRE        if set, capture every TCP segment on the VM's loopback and
+#                  print a failed case's segments (tcpdump -X, first 1500 lines)
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -185,6 +187,7 @@ fi
 	echo 'CASES=('
 	for c in "${cases[@]}"; do printf '  %q\n' "$c"; done
 	echo ')'
+	printf 'WIRE=%q\n' "${ND_WIRE:-}"
 	cat "$here/kernel_watch.sh"
 	cat <<'GUEST'
 ADDR=192.0.2.1
@@ -200,6 +203,10 @@ MPA="tcp[$PO:4] = 0x4d504120"
 REPLY_CRC="$MPA and tcp[$PO+7:2] = 0x5265 and tcp[$PO+9:1] = 0x70 and (tcp[$PO+16:1] & 0x40) != 0"
 REPLY="$MPA and tcp[$PO+7:2] = 0x5265 and tcp[$PO+9:1] = 0x70"
 tcpdump -Z root -i lo -s 128 -U -w /tmp/mpa.pcap "$MPA" 2>/tmp/tcpdump.log & tdpid=$!
+if [[ -n $WIRE ]]; then
+	tcpdump -Z root -i lo -s 256 -U -w /tmp/wire.pcap tcp 2>/tmp/wire.log &
+	for i in $(seq 50); do grep -q listening /tmp/wire.log && break; sleep 0.1; done
+fi
 for i in $(seq 50); do grep -q listening /tmp/tcpdump.log && break; sleep 0.1; done
 kw_start
 
@@ -338,6 +345,10 @@ perfcase() {
 		echo "  client ($cli):"; tailof cli.log
 		echo "  server ($srv):"; tailof srv.log
 		echo "  kernel (siw):"; dmesg | grep -i siw | tail -n 6 | sed 's/^/    | /'
+		if [[ -n $WIRE ]]; then
+			echo "  wire (port $port):"
+			tcpdump -Z root -r /tmp/wire.pcap -nn -X "tcp port $port" 2>/dev/null | head -n 1500 | sed 's/^/    | /'
+		fi
 	fi
 }
 
