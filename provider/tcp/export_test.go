@@ -110,3 +110,11 @@ func HoldClosing(t interface{ Cleanup(func()) }, hold func(active bool)) {
 	testLinkClosing = hold
 	t.Cleanup(func() { testLinkClosing = nil })
 }
+
+// SetRequestOrderGrace sets how long a connection request waits for the one
+// accepted before it, until the test ends.
+func SetRequestOrderGrace(t interface{ Cleanup(func()) }, d time.Duration) {
+	old := requestOrderGrace
+	requestOrderGrace = d
+	t.Cleanup(func() { requestOrderGrace = old })
+}

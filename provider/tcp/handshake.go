@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"net"
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/godirect/nd"
@@ -153,7 +154,13 @@ func (l *link) activeReply() {
 // passive runs the passive side of an accepted TCP connection: read the
 // request, hand it to the ND listener, then serve the connection (the
 // engine answers through Accept or Reject).
-func (t *transport) passive(pl *portListener, c *net.TCPConn) {
+//
+// prev is closed once the connection accepted before this one handed its
+// request to the ND listener or gave up; passive closes handed the same way
+// (serve).
+func (t *transport) passive(pl *portListener, c *net.TCPConn, prev <-chan struct{}, handed chan struct{}) {
+	handOver := sync.OnceFunc(func() { close(handed) })
+	defer handOver()
 	t.applyCongestion(c, addrOf(c.RemoteAddr()))
 	l := newLink(t, c, false)
 	c.SetReadDeadline(time.Now().Add(t.p.cfg.HandshakeTimeout))
@@ -183,6 +190,7 @@ func (t *transport) passive(pl *portListener, c *net.TCPConn) {
 	if protocol < 0 {
 		protocol = nl.Protocol()
 	}
+	awaitTurn(prev)
 	var ird, ord int
 	if req.Enhanced {
 		ird, ord = appLimit(req.IRD, godirect), appLimit(req.ORD, godirect)
@@ -200,12 +208,28 @@ func (t *transport) passive(pl *portListener, c *net.TCPConn) {
 	}, l)
 	l.events = events
 	l.mu.Unlock()
+	handOver()
 	if err != nil {
 		l.writeReject(req, nil)
 		c.Close()
 		return
 	}
 	l.startReading()
+}
+
+// awaitTurn waits until prev is closed, at most requestOrderGrace.
+func awaitTurn(prev <-chan struct{}) {
+	select {
+	case <-prev:
+		return
+	default:
+	}
+	grace := time.NewTimer(requestOrderGrace)
+	defer grace.Stop()
+	select {
+	case <-prev:
+	case <-grace.C:
+	}
 }
 
 // startReading hands the link, its handshake over, to its readers: the

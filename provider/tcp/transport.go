@@ -127,8 +127,18 @@ func (pl *portListener) match(protocol int) *engine.Listener {
 // each failure (up to acceptBackoffMax) instead of spinning: the waiting
 // connection stays in the listen queue, and its peer's Connect waits for
 // the reply.
+//
+// Requests reach the ND listener in the order their TCP connections were
+// accepted: each handshake waits, after reading its request, until the one
+// accepted before it handed its request over or gave up, but at most
+// requestOrderGrace. A client that opens several connections one after the
+// other (perftest's -q) sees them accepted in that order, as a kernel CM
+// does, while one that never sends its request holds the others back no
+// longer than that.
 func (pl *portListener) serve() {
 	var backoff time.Duration
+	prev := make(chan struct{})
+	close(prev)
 	for {
 		c, err := pl.ln.AcceptTCP()
 		if err != nil {
@@ -142,7 +152,9 @@ func (pl *portListener) serve() {
 			continue
 		}
 		backoff = 0
-		go pl.t.passive(pl, c)
+		mine := make(chan struct{})
+		go pl.t.passive(pl, c, prev, mine)
+		prev = mine
 	}
 }
 

@@ -82,3 +82,11 @@ const (
 	acceptBackoffMin = 5 * time.Millisecond
 	acceptBackoffMax = time.Second
 )
+
+// requestOrderGrace bounds how long a connection's request waits for the
+// request of the connection accepted before it (portListener.serve): a
+// client that opens several connections in a row sends each request right
+// after its connect, within a millisecond even on a loaded host, so the
+// order holds; a connection whose request never comes holds the later
+// ones back no longer than this.
+var requestOrderGrace = 100 * time.Millisecond
