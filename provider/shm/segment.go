@@ -9,16 +9,12 @@ import (
 	"github.com/godirect/nd/internal/shmring"
 )
 
-// segment is a connection's shared memory: the active-to-passive ring
-// followed by the passive-to-active ring, each shmring.Size(ringSize)
-// bytes, then the window table the active side publishes and the one the
-// passive side publishes (tableSize bytes each, see wtable.go), in one
-// sealed memfd.
-type segment struct {
-	mem      []byte
-	ringSize int
-	sys      segmentSys
-}
+// A segment (segment_linux.go, segment_windows.go) is a connection's
+// shared memory: the active-to-passive ring followed by the
+// passive-to-active ring, each shmring.Size(ringSize) bytes, then the
+// window table the active side publishes and the one the passive side
+// publishes (tableSize bytes each, see wtable.go), in one sealed memfd (a
+// pagefile-backed section on Windows).
 
 // segmentSize returns the bytes of a segment with rings of ringSize.
 func segmentSize(ringSize int) int {

@@ -10,9 +10,12 @@ import (
 	"github.com/godirect/nd/internal/shmring"
 )
 
-// segmentSys is what a segment holds besides its mapping: nothing on Linux
-// (the memfd is closed once mapped and passed).
-type segmentSys struct{}
+// segment is a connection's shared memory (see segment.go), mapped from a
+// memfd that is closed once mapped and passed.
+type segment struct {
+	mem      []byte
+	ringSize int
+}
 
 func (s *segment) unmap() {
 	if s.mem != nil {

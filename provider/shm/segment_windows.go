@@ -5,15 +5,19 @@ import (
 	"github.com/godirect/nd/internal/winipc"
 )
 
-// segmentSys is the section behind a segment's mapping; its handle stays
-// open while the segment is mapped (the active side's is what the passive
-// side takes).
-type segmentSys struct{ sec *winipc.Section }
+// segment is a connection's shared memory (see segment.go), mapped from a
+// section whose handle stays open while the segment is mapped (the active
+// side's is what the passive side takes).
+type segment struct {
+	mem      []byte
+	ringSize int
+	sec      *winipc.Section
+}
 
 func (s *segment) unmap() {
-	if s.sys.sec != nil {
-		s.sys.sec.Unmap()
-		s.sys.sec, s.mem = nil, nil
+	if s.sec != nil {
+		s.sec.Unmap()
+		s.sec, s.mem = nil, nil
 	}
 }
 
@@ -25,7 +29,7 @@ func newSegment(ringSize int) (*segment, osHandle, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	return &segment{mem: sec.Bytes(), ringSize: ringSize, sys: segmentSys{sec: sec}}, sec.Handle(), nil
+	return &segment{mem: sec.Bytes(), ringSize: ringSize, sec: sec}, sec.Handle(), nil
 }
 
 // mapSegment maps the segment whose section handle h was taken from the
@@ -40,5 +44,5 @@ func mapSegment(h osHandle, ringSize int) (*segment, error) {
 	if err != nil {
 		return nil, errSegment
 	}
-	return &segment{mem: sec.Bytes(), ringSize: ringSize, sys: segmentSys{sec: sec}}, nil
+	return &segment{mem: sec.Bytes(), ringSize: ringSize, sec: sec}, nil
 }
