@@ -22,10 +22,10 @@ func (p *Provider) OpenAdapter(addr netip.Addr) (nd.Adapter, error) {
 
 // OneSidedMode describes how this process moves RDMA Read and Write
 // payloads: "process_vm" ("ReadProcessMemory" on Windows) when the kernel
-// lets it read and write another process's memory (the check is against itself; each connection probes
-// its peer again when it is set up and falls back per direction), or
-// "ring (reason)" when payloads go through the shared rings. nd info prints
-// it.
+// lets it read and write another process's memory (the check is against
+// itself; each connection probes its peer again when it is set up and
+// falls back per direction), or "ring (reason)" when payloads go through
+// the shared rings. nd info prints it.
 func (p *Provider) OneSidedMode() string {
 	if p.cfg.OneSided == OneSidedRing {
 		return "ring (configured)"

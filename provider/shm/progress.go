@@ -21,9 +21,10 @@ var _ engine.Progress = (*transport)(nil)
 // every pass of the set, or armed: it asked its peer (the ring's sleeping
 // flag) to ring its inbound doorbell at the next record, and that doorbell
 // sits in the set's readySet (readyset_linux.go: an epoll instance,
-// edge-triggered, the link's slot and generation as data; readyset_windows.go:
-// a waiting goroutine per doorbell). A hot link that stays empty for a while is armed; an
-// armed link whose doorbell rings turns hot again. While the provider has
+// edge-triggered, the link's slot and generation as data;
+// readyset_windows.go: a waiting goroutine per doorbell). A hot link that
+// stays empty for a while is armed; an armed link whose doorbell rings
+// turns hot again. While the provider has
 // at most directPollLinks links, every link is polled on every pass and
 // only the progress goroutine arms them, before it blocks.
 //
