@@ -70,7 +70,7 @@ func Listen(name string) (*Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	rname, err := windows.UTF16FromString(`Local\godirect-pipe-` + name)
+	rname, err := windows.UTF16FromString(reserveName(name))
 	if err != nil {
 		return nil, err
 	}
@@ -237,6 +237,11 @@ func Dial(ctx context.Context, name string) (*Conn, error) {
 			return nil, ErrNoListener
 		case !errors.Is(err, windows.ERROR_PIPE_BUSY):
 			return nil, os.NewSyscallError("CreateFile", err)
+		case !listening(name):
+			// The instances left are connections a closed listener
+			// accepted: the name stays while they do, but nobody
+			// accepts on it.
+			return nil, ErrNoListener
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -246,6 +251,24 @@ func Dial(ctx context.Context, name string) (*Conn, error) {
 		procWaitNamedPipe.Call(uintptr(unsafePointer(&path[0])), 50)
 	}
 }
+
+// listening reports whether a listener holds name: its named event
+// exists (see Listen).
+func listening(name string) bool {
+	rname, err := windows.UTF16PtrFromString(reserveName(name))
+	if err != nil {
+		return false
+	}
+	h, err := windows.OpenEvent(windows.SYNCHRONIZE, false, rname)
+	if err != nil {
+		return false
+	}
+	windows.CloseHandle(h)
+	return true
+}
+
+// reserveName is the name of the event that holds a listener's name.
+func reserveName(name string) string { return `Local\godirect-pipe-` + name }
 
 // Conn is one end of a connected pipe: whole messages in both directions.
 // One goroutine at a time may read and one write; Close and the deadline

@@ -68,6 +68,23 @@ func SectionFrom(p *Process, v uint64, size int) (*Section, error) {
 	return s, nil
 }
 
+// MapSection maps size bytes of the section h, a handle already taken
+// from a peer (Process.TakeHandle), which the Section owns from then on;
+// it fails with ErrNotSection, and closes h, when h is not a section of at
+// least size bytes.
+func MapSection(h windows.Handle, size int) (*Section, error) {
+	if size <= 0 {
+		windows.CloseHandle(h)
+		return nil, ErrNotSection
+	}
+	s, err := mapSection(h, size)
+	if err != nil {
+		windows.CloseHandle(h)
+		return nil, ErrNotSection
+	}
+	return s, nil
+}
+
 // Bytes returns the mapped memory; it is valid until Unmap.
 func (s *Section) Bytes() []byte { return s.mem }
 

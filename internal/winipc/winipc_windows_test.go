@@ -127,6 +127,49 @@ func TestListenerClose(t *testing.T) {
 	ln2.Close()
 }
 
+// TestDialAfterListenerClosed: a connection the listener accepted keeps
+// the pipe's name after the listener closed, but a Dial of the name is
+// refused at once (ErrNoListener) rather than waiting for a free instance;
+// the accepted connection still carries messages.
+func TestDialAfterListenerClosed(t *testing.T) {
+	name := pipeName(t)
+	ln, err := Listen(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan *Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		ch <- c
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	client, err := Dial(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	server := <-ch
+	if server == nil {
+		t.Fatal("Accept failed")
+	}
+	defer server.Close()
+	ln.Close()
+	if c, err := Dial(ctx, name); !errors.Is(err, ErrNoListener) {
+		if c != nil {
+			c.Close()
+		}
+		t.Fatalf("Dial after the listener closed = %v, want ErrNoListener", err)
+	}
+	if err := client.WriteMessage([]byte("still")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 16)
+	if m, err := server.ReadMessage(buf); err != nil || string(m) != "still" {
+		t.Fatalf("ReadMessage = %q, %v", m, err)
+	}
+}
+
 // TestProcessSelf: copies against a process's memory move exact bytes and
 // fail without harm outside its mappings; handle values that name nothing
 // are refused; a section is refused under a size it does not have, or

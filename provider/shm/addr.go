@@ -1,16 +1,13 @@
-//go:build linux
+//go:build linux || windows
 
 package shm
 
-import (
-	"unsafe"
+import "unsafe"
 
-	"golang.org/x/sys/unix"
-)
-
-// This file and word.go are the package's only uses of unsafe. Buffers
-// are named to the peer by their virtual addresses (for
-// process_vm_readv/writev), and the shared segment is mapped into memory. It is sound because:
+// This file, iovec_linux.go, futex_linux.go and readyset_linux.go are the
+// package's uses of unsafe on Linux. Buffers are named to the peer by their
+// virtual addresses (for process_vm_readv/writev), and the shared segment is
+// mapped into memory. It is sound because:
 //   - addresses sent to the peer are never turned back into pointers in this
 //     process; the peer uses them only through the kernel, which checks them
 //     against this process's mappings;
@@ -27,11 +24,4 @@ func addrOf(b []byte) uint64 {
 		return 0
 	}
 	return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
-}
-
-// localIov describes b for process_vm_*.
-func localIov(b []byte) unix.Iovec {
-	v := unix.Iovec{Base: unsafe.SliceData(b)}
-	v.SetLen(len(b))
-	return v
 }

@@ -1,8 +1,9 @@
-//go:build linux
+//go:build linux || windows
 
 package shm_test
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -51,3 +52,16 @@ func TestConformanceRing(t *testing.T) {
 }
 
 func ndtestRun(t *testing.T, p nd.Provider) { ndtest.Run(t, p) }
+
+// settle polls until f reports true or 10s pass.
+func settle(f func() bool) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for !f() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		runtime.Gosched()
+		time.Sleep(time.Millisecond) // polling interval, not synchronisation
+	}
+	return true
+}

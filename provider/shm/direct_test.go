@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux || windows
 
 package shm
 
@@ -352,6 +352,9 @@ func holdWatchers(t *testing.T, p *Provider, active bool) {
 // itself and copies through the mapping, rather than through process_vm
 // or the ring.
 func TestSegmentPulledByInitiator(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("on Windows the pipe has one reader, the watcher: a held watcher leaves the segment unmapped (pullSegments is Linux's)")
+	}
 	p := New(Config{Namespace: "godirect-nd-shm-test-" + t.Name()})
 	c := hookLinks(t, p)
 	holdWatchers(t, p, true)
@@ -386,6 +389,9 @@ func TestSegmentPulledByInitiator(t *testing.T) {
 // mapping of the sender's segment, which the receiver took from the
 // socket itself.
 func TestSegmentPulledByReceiver(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("on Windows the pipe has one reader, the watcher: a held watcher leaves the segment unmapped (pullSegments is Linux's)")
+	}
 	p := New(Config{Namespace: "godirect-nd-shm-test-" + t.Name(), SendThreshold: 1024})
 	if selfProbe() != nil {
 		t.Skip("process_vm_readv is not allowed here:", selfProbe())

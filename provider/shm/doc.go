@@ -17,6 +17,16 @@
 // target's engine deciding) otherwise. The Unix socket stays open for the
 // connection's life: its hang-up is how a peer's death is noticed.
 //
+// On Windows the same link, rings, window table and readiness set run
+// over internal/winipc: the listener is a named pipe, the segment a
+// pagefile-backed section and the doorbells events, whose handles the
+// receiver of a setup message takes from the sender's process with
+// DuplicateHandle; one-sided copies and Sends by rendezvous use
+// ReadProcessMemory / WriteProcessMemory on the peer's process handle
+// when the probe succeeds; the readiness set's doorbells are each waited
+// on by a goroutine (readyset_windows.go); the pipe's end is the hang-up.
+// docs/shm-transport.md says what differs.
+//
 // # Data flow
 //
 //   - Post: the engine calls link.Transmit on the posting goroutine. A

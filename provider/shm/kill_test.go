@@ -24,19 +24,6 @@ func openFDs(t *testing.T) int {
 	return len(ents)
 }
 
-// settle polls until f reports true or 10s pass.
-func settle(f func() bool) bool {
-	deadline := time.Now().Add(10 * time.Second)
-	for !f() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		runtime.Gosched()
-		time.Sleep(time.Millisecond) // polling interval, not synchronisation
-	}
-	return true
-}
-
 // TestPeerKilled: the target process is killed (SIGKILL) while Reads
 // and Writes of 16 MiB are in flight and Receives are posted. Everything
 // pending completes within a bound, with ND_CANCELED or ND_IO_TIMEOUT (or

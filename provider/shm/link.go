@@ -1,15 +1,12 @@
-//go:build linux
+//go:build linux || windows
 
 package shm
 
 import (
-	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/godirect/nd"
 	"github.com/godirect/nd/internal/engine"
@@ -25,7 +22,7 @@ import (
 // runs only while some wait for room (tx.go). See doc.go.
 type link struct {
 	t      *transport
-	conn   *net.UnixConn
+	conn   *setupConn
 	active bool
 	seg    *segment
 	bells  [numBells]*shmring.Doorbell
@@ -33,7 +30,7 @@ type link struct {
 
 	// Set before the link is shared.
 	local, remote netip.AddrPort
-	pid           int // the peer's process
+	pid           peerProc // the peer's process
 	peerProbe     [16]byte
 	peerProbeAddr uint64
 
@@ -61,8 +58,8 @@ type link struct {
 	rvMin int
 	rvIn  atomic.Bool
 	// Scratch for the caller of Transmit (one at a time).
-	dIov    [maxIovs]unix.Iovec
-	dRemote [1]unix.RemoteIovec
+	dIov    [maxIovs]iovec
+	dRemote [1]remoteIovec
 
 	ep       atomic.Pointer[engine.Endpoint]
 	peerGone atomic.Bool // the socket hung up; the reader drains and ends
@@ -116,10 +113,10 @@ type link struct {
 
 	// The link's place in the readiness set (the progress's mu): its slot
 	// (-1: not in the set), its index in the hot list (-1: not hot), and
-	// rxData's descriptor as registered.
+	// rxData's registration in the set.
 	slot   int32
 	hotIdx int32
-	rxFd   int
+	rxReg  readyReg
 }
 
 // sent is an outbound request waiting for the peer's acknowledgment.
@@ -130,10 +127,10 @@ type sent struct {
 	placed int // Read through the ring: bytes of the response placed
 }
 
-func newLink(t *transport, c *net.UnixConn, active bool, seg *segment, bells [numBells]*shmring.Doorbell) *link {
+func newLink(t *transport, c *setupConn, active bool, seg *segment, bells [numBells]*shmring.Doorbell) *link {
 	l := &link{
 		t: t, conn: c, active: active, seg: seg, bells: bells, spin: t.p.cfg.Spin,
-		done: make(chan struct{}), maxResps: -1, slot: -1, hotIdx: -1, rxFd: -1,
+		done: make(chan struct{}), maxResps: -1, slot: -1, hotIdx: -1,
 	}
 	if t.p.cfg.SendThreshold > 0 {
 		l.rvMin = t.p.cfg.SendThreshold
@@ -166,19 +163,6 @@ func (l *link) LocalAddr() netip.AddrPort { return l.local }
 
 // RemoteAddr implements engine.Link.
 func (l *link) RemoteAddr() netip.AddrPort { return l.remote }
-
-// send writes one setup message, with descriptors.
-func (l *link) send(b []byte, fds []int) error {
-	var oob []byte
-	if len(fds) > 0 {
-		oob = unix.UnixRights(fds...)
-	}
-	l.sendMu.Lock()
-	defer l.sendMu.Unlock()
-	l.conn.SetWriteDeadline(time.Now().Add(l.t.p.cfg.HandshakeTimeout))
-	_, _, err := l.conn.WriteMsgUnix(b, oob, nil)
-	return err
-}
 
 // Accept implements engine.Link (passive): the reply carries whether this
 // side can reach the active side's memory.
@@ -272,7 +256,7 @@ var testHookWatch atomic.Pointer[func(*link)]
 // reader drain the ring and end the connection.
 func (l *link) watch() {
 	defer l.wg.Done()
-	buf := make([]byte, maxMessage)
+	buf := make([]byte, maxMessage+maxTrailer)
 	for {
 		if h := testHookWatch.Load(); h != nil {
 			(*h)(l)
@@ -463,49 +447,7 @@ func (l *link) cleanup() {
 	l.pub.drain(l.t.p.cfg.ResponseTimeout)
 	l.unmapPeerSegments()
 	l.seg.unmap()
-}
-
-// testHookUnread, if set, is called when cleanup starts waiting for the
-// peer to be done with Sends by rendezvous.
-var testHookUnread atomic.Pointer[func(*link)]
-
-// waitUnread waits, at teardown, until the peer can no longer read the
-// buffers of the Sends this side sent by rendezvous and that were not
-// acknowledged, before cleanup hands them back to the application
-// (ND_CANCELED): until the peer's reader is done with the outbound ring up
-// to end (its head passed it: it handled those records, or gave them up
-// when it stopped, see shmring.Consumer.Abandon), the peer process is
-// gone, or ResponseTimeout passed (a peer that reads later anyway only
-// gets wrong bytes into its own Receive). A peer whose wedging timed the
-// connection out (ND_IO_TIMEOUT) is not waited for again.
-func (l *link) waitUnread(end uint64) {
-	if h := testHookUnread.Load(); h != nil {
-		(*h)(l)
-	}
-	pidfd, err := unix.PidfdOpen(l.pid, 0)
-	if err == unix.ESRCH {
-		return
-	}
-	if err == nil {
-		defer unix.Close(pidfd)
-	} else {
-		pidfd = -1
-	}
-	deadline := time.Now().Add(l.t.p.cfg.ResponseTimeout)
-	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-	for {
-		l.mu.Lock()
-		h, err := l.tx.Consumed()
-		l.mu.Unlock()
-		if err != nil || h >= end || time.Now().After(deadline) {
-			return
-		}
-		// Sleep a millisecond, or less if the peer exits (its pidfd turns
-		// readable); a negative fd is ignored.
-		if n, _ := unix.Poll(fds, 1); n > 0 {
-			return
-		}
-	}
+	l.releaseSys()
 }
 
 // testHookWatchdog, if set, is called when a watchdog looks, before it
@@ -543,3 +485,7 @@ func (l *link) armWatchdogLocked() {
 		l.shutdown(nd.ErrIOTimeout, true)
 	})
 }
+
+// testHookUnread, if set, is called when cleanup starts waiting for the
+// peer to be done with Sends by rendezvous.
+var testHookUnread atomic.Pointer[func(*link)]

@@ -1,16 +1,12 @@
-//go:build linux
+//go:build linux || windows
 
 package shm
 
 import (
-	"fmt"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/godirect/nd/internal/engine"
 	"github.com/godirect/nd/internal/handoff"
@@ -23,10 +19,12 @@ var _ engine.Progress = (*transport)(nil)
 // provider, so that finding the links whose inbound ring holds records
 // costs what is ready, not what exists. A link is either hot, polled on
 // every pass of the set, or armed: it asked its peer (the ring's sleeping
-// flag) to ring its inbound doorbell at the next record, and that eventfd
-// sits in the set's epoll instance (edge-triggered, the link's slot and
-// generation as data). A hot link that stays empty for a while is armed; an
-// armed link whose doorbell rings turns hot again. While the provider has
+// flag) to ring its inbound doorbell at the next record, and that doorbell
+// sits in the set's readySet (readyset_linux.go: an epoll instance,
+// edge-triggered, the link's slot and generation as data;
+// readyset_windows.go: a waiting goroutine per doorbell). A hot link that
+// stays empty for a while is armed; an armed link whose doorbell rings
+// turns hot again. While the provider has
 // at most directPollLinks links, every link is polled on every pass and
 // only the progress goroutine arms them, before it blocks.
 //
@@ -41,15 +39,14 @@ type progress struct {
 	// links while they are at most directPollLinks, is read without mu)
 	// and the hot list.
 	mu     sync.Mutex
-	epfd   int // -1: not open
-	wakefd int // an eventfd in the set that interrupts a blocking wait
+	set    readySet // the doorbells, and what interrupts a blocking wait
 	opened bool
 	links  *linktable.Table[link]
 	hot    []*link
 	looks  int  // ring looks by application polls since the kernel was last asked (mu)
-	rang   bool // the last look at the epoll instance found doorbells (mu)
-	events []unix.EpollEvent
-	ctl    unix.EpollEvent // add's (mu)
+	rang   bool // the last look at the set found doorbells (mu)
+	events []readyEvent
+	ctl    readyEvent // add's (mu)
 
 	// handoff counts the application's polls and Notify waiters for the
 	// progress goroutine; woke is set when a link started its writer
@@ -59,13 +56,13 @@ type progress struct {
 
 	// The progress goroutine: it runs while the set holds links. asleep
 	// is set while it waits in the kernel with every link armed: a poll
-	// that disarms a link then wakes it (wakefd, see disarmed), since
+	// that disarms a link then wakes it (set.wake, see disarmed), since
 	// nothing would ring for that link and the goroutine must take it
 	// over again when polls stop. disarms counts the links disarmed.
 	running bool // under mu
 	asleep  atomic.Bool
 	disarms atomic.Uint64
-	// wakeMu guards wakefd's life against writes from outside mu.
+	// wakeMu guards set's life against wakes from outside mu.
 	wakeMu sync.Mutex
 
 	// The pull helper (rx.go), shared by the provider's links: it runs
@@ -74,14 +71,11 @@ type progress struct {
 	helper   *pullHelper
 }
 
-// wakeSlot marks the interrupting eventfd's events.
-const wakeSlot = -1
-
 func newProgress(cfg *Config) *progress {
 	return &progress{
-		cfg: cfg, epfd: -1, wakefd: -1, handoff: handoff.New(),
+		cfg: cfg, set: noReadySet, handoff: handoff.New(),
 		links:  linktable.New[link](directPollLinks),
-		events: make([]unix.EpollEvent, readyBatch),
+		events: make([]readyEvent, readyBatch),
 	}
 }
 
@@ -113,7 +107,7 @@ func (p *progress) poll() bool {
 	if !p.mu.TryLock() {
 		return false // another poller moves the bytes
 	}
-	var ready []unix.EpollEvent
+	var ready []readyEvent
 	p.looks += 1 + len(p.hot)
 	if len(p.hot) < p.links.Live() && (p.rang || p.looks >= epollLooks) {
 		// Some links are armed: ask the kernel which of them rang; again
@@ -154,9 +148,8 @@ func (p *progress) disarmed() {
 // there. It may be called with or without mu.
 func (p *progress) nudge() {
 	p.wakeMu.Lock()
-	if p.wakefd >= 0 {
-		one := [8]byte{1}
-		unix.Write(p.wakefd, one[:])
+	if p.opened {
+		p.set.wake()
 	}
 	p.wakeMu.Unlock()
 }
@@ -176,7 +169,7 @@ func pollDirect(links []*link, app bool) bool {
 // serveLocked is one pass of the set: the links whose doorbell rang
 // (ready) turn hot, and every hot link is served; in direct mode every
 // link is. app: an application poll (quiet Acks may wait). mu held.
-func (p *progress) serveLocked(app bool, ready []unix.EpollEvent) bool {
+func (p *progress) serveLocked(app bool, ready []readyEvent) bool {
 	if d := p.links.Direct(); d != nil {
 		return pollDirect(d, app)
 	}
@@ -256,28 +249,17 @@ func (p *progress) kick(l *link) {
 	p.interrupt()
 }
 
-// open creates the epoll instance and its interrupting eventfd. mu held.
+// openLocked opens the set (openReadySet). mu held.
 func (p *progress) openLocked() error {
 	if p.opened {
 		return nil
 	}
-	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	set, err := openReadySet()
 	if err != nil {
-		return resourceError("epoll_create1", err)
-	}
-	wakefd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
-	if err != nil {
-		unix.Close(epfd)
-		return resourceError("eventfd", err)
-	}
-	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: wakeSlot}
-	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, wakefd, &ev); err != nil {
-		unix.Close(epfd)
-		unix.Close(wakefd)
-		return resourceError("epoll_ctl", err)
+		return err
 	}
 	p.wakeMu.Lock()
-	p.epfd, p.wakefd, p.opened = epfd, wakefd, true
+	p.set, p.opened = set, true
 	p.wakeMu.Unlock()
 	return nil
 }
@@ -295,22 +277,21 @@ func (p *progress) add(l *link) error {
 		return err
 	}
 	slot, gen := p.links.Add(l)
-	fd := l.rxData.Fd()
-	p.ctl = unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: slot, Pad: int32(gen)}
-	if err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, fd, &p.ctl); err != nil {
+	reg, err := p.set.add(l.rxData, slot, gen, &p.ctl)
+	if err != nil {
 		p.links.Undo(slot)
-		return resourceError("epoll_ctl", err)
+		return err
 	}
-	l.slot, l.rxFd = slot, fd
+	l.slot, l.rxReg = slot, reg
 	if !p.publishDirectLocked() && l.hotIdx < 0 {
 		p.pushHotLocked(l)
 	}
 	if !p.running {
 		p.running = true
-		epfd, wakefd := p.epfd, p.wakefd
-		events := make([]unix.EpollEvent, readyBatch)
+		set := p.set
+		events := make([]readyEvent, readyBatch)
 		go p.handoff.Run(pollerGone, p.ended, func(turn *handoff.Turn) bool {
-			return p.serve(epfd, wakefd, events, turn)
+			return p.serve(set, events, turn)
 		})
 	} else {
 		p.nudge() // a waiting progress goroutine must see the new hot link
@@ -319,15 +300,14 @@ func (p *progress) add(l *link) error {
 }
 
 // remove takes a link out of the set; the caller then stops consuming its
-// ring. Its doorbell leaves the epoll instance explicitly: the peer holds
-// the same eventfd open, so closing ours would not take it out.
+// ring. Its doorbell leaves the set explicitly (readySet.remove).
 func (p *progress) remove(l *link) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.links.Remove(l.slot, l) {
 		return
 	}
-	unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, l.rxFd, nil)
+	p.set.remove(l.rxReg)
 	p.dropHotLocked(l)
 	l.slot = -1
 	p.publishDirectLocked()
@@ -357,51 +337,16 @@ func (p *progress) publishDirectLocked() bool {
 	return direct
 }
 
-// waitLocked is waitSet for an application poll (mu held). It leaves the
-// interrupting eventfd set: it is the progress goroutine's, which may be
+// waitLocked is readySet.wait for an application poll (mu held). It leaves
+// the interruption pending: it is the progress goroutine's, which may be
 // waiting on the same set for it.
-func (p *progress) waitLocked(out []unix.EpollEvent, timeout int) []unix.EpollEvent {
-	return waitSet(p.epfd, -1, out, timeout)
-}
-
-// waitSet returns, in out's backing array, the events of the links whose
-// doorbell rang in the set epfd, waiting up to timeout milliseconds (-1:
-// until one rings, or wakefd does); 0 never blocks. It clears wakefd if it
-// is not -1. Each caller passes its own out.
-func waitSet(epfd, wakefd int, out []unix.EpollEvent, timeout int) []unix.EpollEvent {
-	var n int
-	var err error
-	for {
-		if timeout == 0 {
-			n, err = epollWaitNow(epfd, out)
-		} else {
-			n, err = unix.EpollWait(epfd, out, timeout)
-		}
-		if err != unix.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		return out[:0]
-	}
-	k := 0
-	for _, ev := range out[:n] {
-		if ev.Fd == wakeSlot {
-			if wakefd >= 0 {
-				var b [8]byte
-				unix.Read(wakefd, b[:])
-			}
-			continue
-		}
-		out[k] = ev
-		k++
-	}
-	return out[:k]
+func (p *progress) waitLocked(out []readyEvent, timeout int) []readyEvent {
+	return p.set.wait(out, timeout, false)
 }
 
 // serve moves the bytes for as long as no application polls; it returns
 // false when the set emptied (the goroutine ends).
-func (p *progress) serve(epfd, wakefd int, events []unix.EpollEvent, turn *handoff.Turn) bool {
+func (p *progress) serve(set readySet, events []readyEvent, turn *handoff.Turn) bool {
 	spinUntil := time.Now().Add(p.cfg.Spin)
 	for i := 1; ; i++ {
 		timeout := 0
@@ -420,9 +365,9 @@ func (p *progress) serve(epfd, wakefd int, events []unix.EpollEvent, turn *hando
 				timeout = 0
 			}
 		}
-		var ready []unix.EpollEvent
+		var ready []readyEvent
 		if timeout != 0 || p.armedSome() {
-			ready = waitSet(epfd, wakefd, events, timeout)
+			ready = set.wait(events, timeout, true)
 			if timeout != 0 {
 				p.asleep.Store(false)
 			}
@@ -463,9 +408,8 @@ func (p *progress) ended() bool {
 	}
 	if p.opened {
 		p.wakeMu.Lock()
-		unix.Close(p.epfd)
-		unix.Close(p.wakefd)
-		p.epfd, p.wakefd, p.opened = -1, -1, false
+		p.set.close()
+		p.set, p.opened = noReadySet, false
 		p.wakeMu.Unlock()
 	}
 	p.links.Reset()
@@ -474,18 +418,4 @@ func (p *progress) ended() bool {
 	p.handoff.Forget()
 	p.stopHelper()
 	return true
-}
-
-// resourceError names the resource a failed system call ran out of, when
-// it did: file descriptors, memory, memory mappings.
-func resourceError(call string, err error) error {
-	switch unwrapErrno(err) {
-	case unix.EMFILE:
-		return fmt.Errorf("%s: out of file descriptors (the process's RLIMIT_NOFILE): %w", call, err)
-	case unix.ENFILE:
-		return fmt.Errorf("%s: out of file descriptors (the system's limit): %w", call, err)
-	case unix.ENOMEM:
-		return fmt.Errorf("%s: out of memory or memory mappings: %w", call, err)
-	}
-	return os.NewSyscallError(call, err)
 }

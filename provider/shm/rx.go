@@ -1,11 +1,9 @@
-//go:build linux
+//go:build linux || windows
 
 package shm
 
 import (
 	"sync/atomic"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/godirect/nd"
 	"github.com/godirect/nd/internal/engine"
@@ -26,16 +24,16 @@ type readerState struct {
 	wmem      []byte // a Write through the ring: its target bytes
 	woff      int
 	unacked   int
-	remote    [maxIovs]unix.RemoteIovec
-	liov      [1]unix.Iovec
-	liovs     [maxIovs]unix.Iovec       // a rendezvous Receive's buffers
-	rvBytes   int                       // bytes pulled by rendezvous since the last Ack
-	split     pullSplit                 // the split pulls' state (the provider's helper)
-	remoteB   [maxIovs]unix.RemoteIovec // the helper's part of the peer's buffers
-	mapped    [maxIovs][]byte           // a sendRVSeg's bytes in our mappings
-	done      []sent                    // acknowledged requests, to complete outside mu
-	prompt    bool                      // a message handled since the last Ack wants it at once
-	idle      int                       // passes that found the ring empty since the last record
+	remote    [maxIovs]remoteIovec
+	liov      [1]iovec
+	liovs     [maxIovs]iovec       // a rendezvous Receive's buffers
+	rvBytes   int                  // bytes pulled by rendezvous since the last Ack
+	split     pullSplit            // the split pulls' state (the provider's helper)
+	remoteB   [maxIovs]remoteIovec // the helper's part of the peer's buffers
+	mapped    [maxIovs][]byte      // a sendRVSeg's bytes in our mappings
+	done      []sent               // acknowledged requests, to complete outside mu
+	prompt    bool                 // a message handled since the last Ack wants it at once
+	idle      int                  // passes that found the ring empty since the last record
 }
 
 // testHookReader, if set, is called by every poller before it consumes a
@@ -445,7 +443,7 @@ func (l *link) handle(ep *engine.Endpoint, rec shmring.Record) bool {
 // parseIovs reads the initiator's buffer list, entries of entry bytes
 // (iovSize, or segIovSize in a sendRVSeg) that start with (address u64,
 // length u64); their lengths must add up to length.
-func (l *link) parseIovs(b []byte, length, entry int) ([]unix.RemoteIovec, bool) {
+func (l *link) parseIovs(b []byte, length, entry int) ([]remoteIovec, bool) {
 	if len(b)%entry != 0 || len(b)/entry > maxIovs {
 		return nil, false
 	}
@@ -457,7 +455,7 @@ func (l *link) parseIovs(b []byte, length, entry int) ([]unix.RemoteIovec, bool)
 			return nil, false
 		}
 		total += ln
-		l.r.remote[i] = unix.RemoteIovec{Base: uintptr(a), Len: int(ln)}
+		l.r.remote[i] = remoteIovec{Base: uintptr(a), Len: int(ln)}
 	}
 	if total != uint64(length) {
 		return nil, false
@@ -469,7 +467,7 @@ func (l *link) parseIovs(b []byte, length, entry int) ([]unix.RemoteIovec, bool)
 // entries (iovSize or segIovSize), whose lengths must add up to total. With
 // segments, mapped is the list's bytes in this side's mappings of the
 // sender's segments when every entry lies in one, nil otherwise.
-func (l *link) parseRendezvous(b []byte, total, entry int) (remote []unix.RemoteIovec, mapped [][]byte, ok bool) {
+func (l *link) parseRendezvous(b []byte, total, entry int) (remote []remoteIovec, mapped [][]byte, ok bool) {
 	if remote, ok = l.parseIovs(b, total, entry); !ok || entry == iovSize {
 		return remote, nil, ok
 	}
@@ -686,7 +684,7 @@ func (l *link) term(ep *engine.Endpoint, msg uint64, st nd.Status) bool {
 type pullHelper struct {
 	req  chan pullJob
 	stop chan struct{}
-	liov [maxIovs]unix.Iovec
+	liov [maxIovs]iovec
 }
 
 // pullSplit is a link's side of its split pulls (the poller's, under
@@ -707,10 +705,10 @@ type pullSplit struct {
 type pullJob struct {
 	split  *pullSplit
 	seq    uint64
-	pid    int
+	pid    peerProc
 	sgl    []nd.SGE
 	off, n int
-	remote []unix.RemoteIovec
+	remote []remoteIovec
 }
 
 // pullHelper returns the provider's pull helper, starting it if needed.
@@ -753,7 +751,7 @@ func (h *pullHelper) run() {
 // pull reads total bytes of the peer's buffers remote into the Receive's
 // buffers sgl (pvmPull): alone, or from splitMin on with the helper. It
 // returns only once neither copies into sgl any more.
-func (l *link) pull(sgl []nd.SGE, total int, remote []unix.RemoteIovec) error {
+func (l *link) pull(sgl []nd.SGE, total int, remote []remoteIovec) error {
 	if total < splitMin {
 		return pvmPull(l.pid, sgl, 0, total, remote, &l.r.liovs)
 	}
@@ -795,7 +793,7 @@ func (l *link) pull(sgl []nd.SGE, total int, remote []unix.RemoteIovec) error {
 // splitRemote cuts the buffer list remote after n bytes (less than its
 // total): the first part is remote itself, its last entry shortened if
 // the cut falls inside it; the rest goes to rest.
-func splitRemote(remote []unix.RemoteIovec, n int, rest *[maxIovs]unix.RemoteIovec) (first, second []unix.RemoteIovec) {
+func splitRemote(remote []remoteIovec, n int, rest *[maxIovs]remoteIovec) (first, second []remoteIovec) {
 	for i := range remote {
 		if n >= remote[i].Len {
 			n -= remote[i].Len
@@ -803,7 +801,7 @@ func splitRemote(remote []unix.RemoteIovec, n int, rest *[maxIovs]unix.RemoteIov
 		}
 		k, j := 0, i
 		if n > 0 {
-			rest[0] = unix.RemoteIovec{Base: remote[i].Base + uintptr(n), Len: remote[i].Len - n}
+			rest[0] = remoteIovec{Base: remote[i].Base + uintptr(n), Len: remote[i].Len - n}
 			remote[i].Len = n
 			k, j = 1, i+1
 		}

@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux || windows
 
 package shm
 
@@ -6,8 +6,6 @@ import (
 	"runtime"
 	"sync"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/godirect/nd"
 	"github.com/godirect/nd/internal/engine"
@@ -302,7 +300,7 @@ func (l *link) shareSegment(buf []byte) (id uint32, off uint64, ok bool) {
 		return 0, 0, false
 	}
 	err := l.sendSegment(id, size, fd)
-	unix.Close(fd)
+	closeShared(fd)
 	if err != nil {
 		return 0, 0, false
 	}
@@ -313,103 +311,15 @@ func (l *link) shareSegment(buf []byte) (id uint32, off uint64, ok bool) {
 	return id, off, true
 }
 
-// sendSegment passes an AllocateMemory segment's memfd to the peer:
+// sendSegment passes an AllocateMemory segment's memfd (section) to the
+// peer:
 //
-//	segment  (either): 'M' id u32 size u64 + SCM_RIGHTS: the memfd
-func (l *link) sendSegment(id uint32, size int, fd int) error {
+//	segment  (either): 'M' id u32 size u64 + the memfd (section handle)
+func (l *link) sendSegment(id uint32, size int, fd osHandle) error {
 	b := []byte{msgSegment}
 	b = appendU32(b, id)
 	b = appendU64(b, uint64(size))
-	return l.send(b, []int{fd})
-}
-
-// takeSegment maps a segment the peer passed, after checking that it is
-// exactly the announced size and can no longer shrink (our copies into it
-// would otherwise fault). It closes fds.
-func (l *link) takeSegment(msg []byte, fds []int) bool {
-	defer closeAll(fds)
-	if len(msg) != 13 || len(fds) != 1 {
-		return false
-	}
-	id, size := getU32(msg[1:]), getU64(msg[5:])
-	if id == 0 || size == 0 || size > uint64(Info.MaxRegistrationSize) {
-		return false
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fds[0], &st); err != nil || uint64(st.Size) != size || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return false
-	}
-	seals, err := unix.FcntlInt(uintptr(fds[0]), unix.F_GET_SEALS, 0)
-	if err != nil || seals&unix.F_SEAL_SHRINK == 0 || seals&unix.F_SEAL_SEAL == 0 {
-		return false
-	}
-	l.segMu.Lock()
-	defer l.segMu.Unlock()
-	if _, dup := l.peerSegs[id]; dup || len(l.peerSegs) >= maxPeerSegments {
-		return false
-	}
-	mem, err := unix.Mmap(fds[0], 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-	if err == unix.ENOMEM {
-		return true // out of memory or mappings: copies go by process_vm_* instead
-	}
-	if err != nil {
-		return false
-	}
-	if l.peerSegs == nil {
-		l.peerSegs = make(map[uint32][]byte)
-	}
-	l.peerSegs[id] = mem
-	return true
-}
-
-// unmapPeerSegments releases the peer's segments (cleanup).
-func (l *link) unmapPeerSegments() {
-	l.segMu.Lock()
-	defer l.segMu.Unlock()
-	for id, m := range l.peerSegs {
-		unix.Munmap(m)
-		delete(l.peerSegs, id)
-	}
-}
-
-// pullSegments maps the segments whose messages wait on the socket, without
-// blocking, and reports whether it took any. A side calls it when the peer
-// names a segment it has not mapped (in its window table, or in a Send by
-// rendezvous): the peer passes a segment before it names it, so the
-// message is waiting (or the watcher has just taken it). The watcher alone
-// would leave such a copy to process_vm for as long as the Go scheduler
-// does not run it, which is up to a scheduler tick (about 10 ms) when the
-// application polls on the same processor. A message of another kind stays
-// for the watcher.
-func (l *link) pullSegments() bool {
-	rc, err := l.conn.SyscallConn()
-	if err != nil {
-		return false
-	}
-	took, bad := false, false
-	rc.Control(func(fd uintptr) {
-		l.sockRx.Lock()
-		defer l.sockRx.Unlock()
-		var buf [16]byte
-		for {
-			if t, ok := peekMessageType(int(fd)); !ok || t != msgSegment {
-				return
-			}
-			msg, fds, err := recvMessage(int(fd), buf[:])
-			if err == errNoDescriptors {
-				continue // out of descriptors: that segment stays unmapped
-			}
-			if err != nil || !l.takeSegment(msg, fds) {
-				bad = true
-				return
-			}
-			took = true
-		}
-	})
-	if bad {
-		l.shutdown(nd.ErrConnectionAborted, true)
-	}
-	return took
+	return l.send(b, []osHandle{fd})
 }
 
 func (l *link) peerSegment(id uint32) []byte {
@@ -538,6 +448,6 @@ func (l *link) directCopy(wr *engine.WorkRequest) bool {
 // memory at remote with process_vm_writev (write) or process_vm_readv.
 // Only the caller of Transmit uses the link's iovec scratch space.
 func (l *link) pvmDirect(sgl []nd.SGE, remote uint64, n int, write bool) error {
-	l.dRemote[0] = unix.RemoteIovec{Base: uintptr(remote), Len: n}
+	l.dRemote[0] = remoteIovec{Base: uintptr(remote), Len: n}
 	return pvmSGL(l.pid, sgl, 0, n, l.dRemote[:], &l.dIov, write)
 }

@@ -247,7 +247,7 @@ func short(err error) bool {
 // and hands the request to the ND listener.
 func (t *transport) passive(pl *portListener, c *net.UnixConn) {
 	c.SetReadDeadline(time.Now().Add(t.p.cfg.HandshakeTimeout))
-	buf := make([]byte, maxMessage)
+	buf := make([]byte, maxMessage+maxTrailer)
 	msg, fds, err := readMessage(c, buf, nil)
 	if err != nil {
 		if short(err) {

@@ -1,3 +1,5 @@
+//go:build linux || windows
+
 package shm
 
 import (
@@ -19,17 +21,17 @@ func (p *Provider) OpenAdapter(addr netip.Addr) (nd.Adapter, error) {
 }
 
 // OneSidedMode describes how this process moves RDMA Read and Write
-// payloads: "process_vm" when the kernel lets it read and write another
-// process's memory (the check is against itself; each connection probes
-// its peer again when it is set up and falls back per direction), or
-// "ring (reason)" when payloads go through the shared rings. nd info prints
-// it.
+// payloads: "process_vm" ("ReadProcessMemory" on Windows) when the kernel
+// lets it read and write another process's memory (the check is against
+// itself; each connection probes its peer again when it is set up and
+// falls back per direction), or "ring (reason)" when payloads go through
+// the shared rings. nd info prints it.
 func (p *Provider) OneSidedMode() string {
 	if p.cfg.OneSided == OneSidedRing {
 		return "ring (configured)"
 	}
 	if err := selfProbe(); err != nil {
-		return "ring (process_vm_readv: " + err.Error() + ")"
+		return "ring (" + copyCall + ": " + err.Error() + ")"
 	}
-	return "process_vm (one copy by the initiator against the target's window table; ring fallback per connection)"
+	return copyMode + " (one copy by the initiator against the target's window table; ring fallback per connection)"
 }

@@ -3,33 +3,14 @@
 package shm
 
 import (
-	"crypto/rand"
 	"errors"
 	"os"
 	"sync"
-	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/godirect/nd"
 )
-
-// The probe: each side names a 16-byte buffer of random bytes in its
-// handshake message; the peer reads it with process_vm_readv and reports
-// whether it got the same bytes. Only then does the prober copy one-sided
-// payloads against that peer's memory, in that direction.
-var probe = func() *[16]byte {
-	b := new([16]byte)
-	rand.Read(b[:])
-	return b
-}()
-
-// testProbeOff makes every connection's probe of its peer fail, as if the
-// kernel refused process_vm_readv (tests of the ring fallback).
-var testProbeOff atomic.Bool
-
-// probeAddr returns the address of this process's probe buffer.
-func probeAddr() uint64 { return addrOf(probe[:]) }
 
 // probePeer reads 16 bytes at addr in process pid and compares them to want.
 func probePeer(pid int, addr uint64, want []byte) error {
@@ -48,6 +29,12 @@ func probePeer(pid int, addr uint64, want []byte) error {
 	}
 	return nil
 }
+
+// The one-sided copy as OneSidedMode names it.
+const (
+	copyCall = "process_vm_readv"
+	copyMode = "process_vm"
+)
 
 var (
 	selfOnce sync.Once

@@ -1,0 +1,26 @@
+package shm
+
+import "time"
+
+// A futex does not cross processes on Windows (WaitOnAddress keys by
+// virtual address within one process), so the target waits for the
+// initiator's in-flight count to fall by a sleeping spin: the count is
+// looked at again after each futexSleep. The wait is rare (a window
+// unbound while the peer copies against it) and bounded by
+// ResponseTimeout.
+
+// futexNap is how long futexSleep sleeps at most before the caller looks
+// again.
+const futexNap = 100 * time.Microsecond
+
+// futexSleep sleeps for a short while, at most d; the caller checks *p
+// again (p and v are for the Linux futex's signature).
+func futexSleep(p *uint32, v uint32, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	time.Sleep(min(d, futexNap))
+}
+
+// futexWakeAll does nothing: the target's futexSleep wakes by itself.
+func futexWakeAll(p *uint32) {}
