@@ -30,7 +30,8 @@
 #   ND_CASES       run only the cases whose name matches this extended regexp
 #   ND_REPEAT      run each case this many times in a row (default 1)
 #   ND_WIRE        if set, capture every TCP segment on the VM's loopback and
-#                  print a failed case's segments (tcpdump -X, first 1500 lines)
+#                  print a failed case's segments of at most 400 bytes
+#                  (tcpdump -X, first 3000 lines)
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -347,7 +348,10 @@ perfcase() {
 		echo "  kernel (siw):"; dmesg | grep -i siw | tail -n 6 | sed 's/^/    | /'
 		if [[ -n $WIRE ]]; then
 			echo "  wire (port $port):"
-			tcpdump -Z root -r /tmp/wire.pcap -nn -X "tcp port $port" 2>/dev/null | head -n 1500 | sed 's/^/    | /'
+			# Bulk data segments are left out (their headers are enough
+			# to follow the stream): every segment of at most 400 bytes,
+			# with its bytes.
+			tcpdump -Z root -r /tmp/wire.pcap -nn -X "tcp port $port and less 400" 2>/dev/null | head -n 3000 | sed 's/^/    | /'
 		fi
 	fi
 }
