@@ -7,11 +7,15 @@ package verbs
 
 import "github.com/godirect/nd/internal/iwarp"
 
-// IB CM private data sizes and what the provider takes of them.
+// IB CM private data sizes and what the provider takes of them. On RoCE
+// and InfiniBand the frame is iWARP's prefix ('g' 'd' PrefixVerbs P)
+// followed by the length of the application's data: the IB CM pads
+// private data with zeros to its fixed size, so the length cannot be
+// learnt otherwise, and zeros cannot forge the 'g' 'd'.
 const (
-	ibHeader         = 2  // RoCE/IB: protocol, length (the IB CM pads private data)
-	ibRequestData    = 56 // bytes of private data in an IB CM REQ
-	ibRejectData     = 148
+	ibHeader         = iwarp.PrefixSize + 1 // 'g' 'd' version protocol length
+	ibRequestData    = 56                   // bytes of private data in an IB CM REQ
+	ibRejectData     = 148                  // in a REJ (a REP carries 196)
 	iwarpPrivateData = iwarp.SiwMaxUserPrivateData - iwarp.PrefixSize
 	ibCallerData     = ibRequestData - ibHeader
 	ibCalleeData     = ibRejectData - ibHeader
@@ -32,11 +36,13 @@ func wrapPrivateData(isIWARP bool, protocol int, pd []byte) []byte {
 	if isIWARP {
 		return append(iwarp.AppendPrefix(make([]byte, 0, iwarp.PrefixSize+len(pd)), iwarp.PrefixVerbs, protocol), pd...)
 	}
-	return append([]byte{byte(protocol), byte(len(pd))}, pd...)
+	b := iwarp.AppendPrefix(make([]byte, 0, ibHeader+len(pd)), iwarp.PrefixVerbs, protocol)
+	return append(append(b, byte(len(pd))), pd...)
 }
 
 // unwrap returns the protocol (-1 when the peer sent no framing), what the
-// peer is, and the application's data. The result aliases pd.
+// peer is, and the application's data (all of pd from a foreign peer,
+// padding included). The result aliases pd. Any pd is valid input.
 func unwrap(isIWARP bool, pd []byte) (int, peerKind, []byte) {
 	if isIWARP {
 		protocol, version, user := iwarp.SplitPrefix(pd)
@@ -48,8 +54,9 @@ func unwrap(isIWARP bool, pd []byte) (int, peerKind, []byte) {
 		}
 		return -1, peerForeign, pd
 	}
-	if len(pd) >= ibHeader && int(pd[1]) <= len(pd)-ibHeader {
-		return int(pd[0]), peerGodirect, pd[ibHeader : ibHeader+int(pd[1])]
+	protocol, version, user := iwarp.SplitPrefix(pd)
+	if version != iwarp.PrefixVerbs || len(user) == 0 || int(user[0]) > len(user)-1 {
+		return -1, peerForeign, pd
 	}
-	return -1, peerForeign, pd
+	return protocol, peerGodirect, user[1 : 1+int(user[0])]
 }
