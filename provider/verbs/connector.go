@@ -286,7 +286,7 @@ func (c *connector) Connect(ctx context.Context, ep nd.Endpoint, remote netip.Ad
 		return fail(nd.ErrInsufficientResources, err)
 	}
 	priv := c.wrap(protocol, privateData)
-	if err := cmConnect(id, e.qpn, priv, c.wire(e.lim.InboundReadLimit), c.wire(e.lim.OutboundReadLimit), false); err != nil {
+	if err := cmConnect(id, e.qpn, priv, c.wire(e.lim.InboundReadLimit), c.wire(e.lim.OutboundReadLimit), c.a.rnrRetry, false); err != nil {
 		e.dead.Store(true)
 		return fail(nd.ErrConnectionRefused, err)
 	}
@@ -421,7 +421,7 @@ func (c *connector) Accept(ctx context.Context, ep nd.Endpoint, privateData []by
 			return abort(nd.ErrConnectionAborted, err)
 		}
 	}
-	if err := cmConnect(id, e.qpn, c.wrap(0, privateData), c.wire(ird), c.wire(ord), true); err != nil {
+	if err := cmConnect(id, e.qpn, c.wrap(0, privateData), c.wire(ird), c.wire(ord), c.a.rnrRetry, true); err != nil {
 		return abort(nd.ErrConnectionAborted, err)
 	}
 	for {
