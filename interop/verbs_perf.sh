@@ -18,8 +18,8 @@
 # commit nd was built from, the guest's kernel and perftest's version, and
 # the parameters. A guest kernel BUG or oops stops the run (kernel_watch.sh)
 # and names the pair that was running. A pair that failed has no figure,
-# the table says why (the first error line of its output), and the script
-# exits 1 after writing the table.
+# the table says why (the first error line of its output, or why the run
+# did not reach it), and the script exits 1 after writing the table.
 #
 # Environment: BW_ITERS (default 2000), LAT_ITERS (default 1000), BW_SIZE
 # (65536), LAT_SIZE (8), ND_VM_SH (the VM harness), ND_VM_TIMEOUT (900),
@@ -138,6 +138,15 @@ kbug=$(grep -A 40 '^KERNEL-BUG' "$tmp/out")
 [[ -n $kbug ]] && printf '%s\n' "$kbug" >&2
 kernel=$(sed -n 's/^KERNEL //p' "$tmp/out" | head -n 1)
 perftest=$(sed -n 's/^PERFTEST //p' "$tmp/out" | head -n 1)
+# stop: why the rows the guest did not reach have no figure.
+stop=""
+if [[ -n $kbug ]]; then
+	stop="not run: a guest kernel BUG stopped the run ($(sed -n 's/^KERNEL-BUG during //p' "$tmp/out" | head -n 1))"
+elif ((rc == 124)); then
+	stop="not run: the VM reached its timeout (ND_VM_TIMEOUT=${ND_VM_TIMEOUT:-900} s) first"
+elif ((rc != 0)); then
+	stop="not run: the VM run failed (vm.sh exit $rc)"
+fi
 {
 	echo "nd perf over provider/verbs beside perftest (ib_*, -R) on the same device, one VM run (interop/verbs_perf.sh)"
 	echo "made $(date -u '+%Y-%m-%d %H:%M UTC') by: sudo interop/verbs_perf.sh ($params); nd built from $commit with -tags verbs"
@@ -152,9 +161,11 @@ perftest=$(sed -n 's/^PERFTEST //p' "$tmp/out" | head -n 1)
 	echo "ratio: the row's figure over perftest's; a row that could not run says why"
 	echo
 	printf '%-6s %-10s %8s %-10s %10s %10s %7s  %s\n' device test bytes role perftest nd ratio note
-	awk 'function r(a, b) { return (a + 0 > 0 && b + 0 > 0) ? sprintf("%.2f", a / b) : "-" }
+	awk -v stop="${stop:-not run: the guest script ended first}" -v bw="${BW_SIZE:-65536}" -v lat="${LAT_SIZE:-8}" '
+		function r(a, b) { return (a + 0 > 0 && b + 0 > 0) ? sprintf("%.2f", a / b) : "-" }
 		/^ROW / {
 			key = $2 " " $3
+			seen[$2 " " $3 " " $5] = 1
 			if ($5 == "perftest") { ref[key] = $6; if ($6 == "nan") refwhy[key] = why(); next }
 			note = why()
 			if ($6 == "nan") { fig = "-" } else { fig = $6 }
@@ -164,14 +175,25 @@ perftest=$(sed -n 's/^PERFTEST //p' "$tmp/out" | head -n 1)
 			sub(/ +$/, "", line)
 			print line
 		}
-		function why(   i, w) { w = ""; for (i = 7; i <= NF; i++) w = w (i > 7 ? " " : "") $i; return w }' "$tmp/out"
+		function why(   i, w) { w = ""; for (i = 7; i <= NF; i++) w = w (i > 7 ? " " : "") $i; return w }
+		# The rows the guest did not reach (they come last: the guest
+		# runs them in this order).
+		END {
+			nd = split("siw0 rxe0", devs, " "); nt = split("send_bw write_bw read_bw send_lat write_lat read_lat", tests, " ")
+			nr = split("nd-nd nd-client nd-server", roles, " ")
+			for (i = 1; i <= nd; i++) for (j = 1; j <= nt; j++) for (k = 1; k <= nr; k++) {
+				if ((devs[i] " " tests[j] " " roles[k]) in seen) continue
+				size = tests[j] ~ /_bw$/ ? bw : lat
+				printf "%-6s %-10s %8s %-10s %10s %10s %7s  %s\n", devs[i], tests[j], size, roles[k], "-", "-", "-", stop
+			}
+		}' "$tmp/out"
 } >"$tmp/table"
 cat "$tmp/table"
+cp "$tmp/table" "$out"
 if ((rc != 0)) || [[ -n $kbug ]] || ! grep -q '^ROW ' "$tmp/out"; then
 	echo "vm.sh exited $rc; its diagnostics:" >&2
 	tail -n 20 "$tmp/err" >&2
 	exit 1
 fi
-cp "$tmp/table" "$out"
 # A pair without a figure: the table says why, and the run failed.
 ! grep -qE '^ROW ([^ ]+ ){4}nan( |$)' "$tmp/out"
