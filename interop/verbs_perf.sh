@@ -69,7 +69,7 @@ pair() {
 	: >/tmp/why
 	timeout 120 bash -c "$1" >/tmp/srv.log 2>&1 &
 	local pid=$!
-	for i in $(seq 100); do listening "$port" && break; sleep 0.1; done
+	for i in $(seq 600); do listening "$port" && break; sleep 0.1; done
 	timeout 120 bash -c "$2" 2>/tmp/cli.err
 	rc=$?
 	wait $pid 2>/dev/null
