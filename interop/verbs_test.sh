@@ -64,7 +64,7 @@ else
 		fail_all "go test -c -tags verbs failed (apt-get install libibverbs-dev librdmacm-dev)"
 fi
 
-runs=("TestConformance|TestDataPath" "TestMixed/.*/verbs-active/(Connection|Send|Receive|Read|Write|Memory)/" "TestMixed/.*/tcp-active/(Connection|Send|Receive|Read|Write|Memory)/")
+runs=("TestConformance|TestDataPath|TestRNRRetry" "TestMixed/.*/verbs-active/(Connection|Send|Receive|Read|Write|Memory)/" "TestMixed/.*/tcp-active/(Connection|Send|Receive|Read|Write|Memory)/")
 # shellcheck disable=SC2206 # ND_CASES is a list of patterns without blanks
 [[ -n ${ND_CASES:-} ]] && runs=($ND_CASES)
 {

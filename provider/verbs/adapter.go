@@ -36,8 +36,12 @@ type Adapter struct {
 	dummy  unsafe.Pointer // a small registered C buffer for Receives without entries
 	dumMR  cMR
 	dumKey uint32
-	wg     sync.WaitGroup
-	done   chan struct{} // closed by Close
+	// rnrRetry is the RNR retry count announced to peers on RoCE/IB:
+	// 0, so that a peer's Send that finds no Receive ends the
+	// connection (ND). Tests set it to stand for a foreign program.
+	rnrRetry int
+	wg       sync.WaitGroup
+	done     chan struct{} // closed by Close
 
 	gone atomic.Bool // Close started: later calls return ErrDeviceRemoved
 

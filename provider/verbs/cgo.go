@@ -399,7 +399,7 @@ func idAddrs(id cID) (local, peer netip.AddrPort) {
 	return fromIP4(sip, sp), fromIP4(dip, dp)
 }
 
-func cmConnect(id cID, qpn uint32, pd []byte, ird, ord int, accept bool) error {
+func cmConnect(id cID, qpn uint32, pd []byte, ird, ord, rnr int, accept bool) error {
 	var p unsafe.Pointer
 	if len(pd) > 0 {
 		p = unsafe.Pointer(&pd[0])
@@ -408,7 +408,7 @@ func cmConnect(id cID, qpn uint32, pd []byte, ird, ord int, accept bool) error {
 	if accept {
 		acc = 1
 	}
-	if rc := C.nd_connect(id, C.uint32_t(qpn), p, C.int(len(pd)), C.int(ird), C.int(ord), acc); rc != 0 {
+	if rc := C.nd_connect(id, C.uint32_t(qpn), p, C.int(len(pd)), C.int(ird), C.int(ord), C.int(rnr), acc); rc != 0 {
 		return syscall.Errno(rc)
 	}
 	return nil

@@ -11,7 +11,6 @@ import (
 	"syscall"
 
 	"github.com/godirect/nd"
-	"github.com/godirect/nd/internal/iwarp"
 	"github.com/godirect/nd/internal/ndrules"
 )
 
@@ -128,38 +127,7 @@ func (c *connector) wait(ctx context.Context, op string) (cmEvent, error) {
 // private data framing -----------------------------------------------------
 
 func (c *connector) wrap(protocol int, pd []byte) []byte {
-	if c.a.dev.iwarp {
-		return append(iwarp.AppendPrefix(make([]byte, 0, iwarp.PrefixSize+len(pd)), iwarp.PrefixVerbs, protocol), pd...)
-	}
-	return append([]byte{byte(protocol), byte(len(pd))}, pd...)
-}
-
-// peerKind is what the private-data framing says of the peer.
-type peerKind int
-
-const (
-	peerForeign  peerKind = iota // no godirect framing (rping, perftest, MPI)
-	peerGodirect                 // provider/verbs on a kernel device
-	peerTCP                      // provider/tcp: answers zero-length Reads exactly
-)
-
-// unwrap returns the protocol (-1 when the peer sent no framing), what the
-// peer is, and the application's data.
-func unwrap(isIWARP bool, pd []byte) (int, peerKind, []byte) {
-	if isIWARP {
-		protocol, version, user := iwarp.SplitPrefix(pd)
-		switch version {
-		case iwarp.PrefixTCP:
-			return protocol, peerTCP, user
-		case iwarp.PrefixVerbs:
-			return protocol, peerGodirect, user
-		}
-		return -1, peerForeign, pd
-	}
-	if len(pd) >= ibHeader && int(pd[1]) <= len(pd)-ibHeader {
-		return int(pd[0]), peerGodirect, pd[ibHeader : ibHeader+int(pd[1])]
-	}
-	return -1, peerForeign, pd
+	return wrapPrivateData(c.a.dev.iwarp, protocol, pd)
 }
 
 // wire is the IRD or ORD announced for an application limit: one more on
@@ -318,7 +286,7 @@ func (c *connector) Connect(ctx context.Context, ep nd.Endpoint, remote netip.Ad
 		return fail(nd.ErrInsufficientResources, err)
 	}
 	priv := c.wrap(protocol, privateData)
-	if err := cmConnect(id, e.qpn, priv, c.wire(e.lim.InboundReadLimit), c.wire(e.lim.OutboundReadLimit), false); err != nil {
+	if err := cmConnect(id, e.qpn, priv, c.wire(e.lim.InboundReadLimit), c.wire(e.lim.OutboundReadLimit), c.a.rnrRetry, false); err != nil {
 		e.dead.Store(true)
 		return fail(nd.ErrConnectionRefused, err)
 	}
@@ -453,7 +421,7 @@ func (c *connector) Accept(ctx context.Context, ep nd.Endpoint, privateData []by
 			return abort(nd.ErrConnectionAborted, err)
 		}
 	}
-	if err := cmConnect(id, e.qpn, c.wrap(0, privateData), c.wire(ird), c.wire(ord), true); err != nil {
+	if err := cmConnect(id, e.qpn, c.wrap(0, privateData), c.wire(ird), c.wire(ord), c.a.rnrRetry, true); err != nil {
 		return abort(nd.ErrConnectionAborted, err)
 	}
 	for {

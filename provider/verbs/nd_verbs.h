@@ -143,7 +143,11 @@ static inline int nd_get_cm_event(struct rdma_event_channel *ch, struct nd_ev *e
 	return 0;
 }
 
-static inline int nd_connect(struct rdma_cm_id *id, uint32_t qpn, const void *pd, int len, int ird, int ord, int accept) {
+/* nd_connect sends the REQ (or, with accept, the REP or MPA reply). rnr is
+ * the RNR retry count announced to the peer: on RoCE/IB the peer's queue
+ * pair retries its Sends that find no Receive here that many times (7:
+ * without end). */
+static inline int nd_connect(struct rdma_cm_id *id, uint32_t qpn, const void *pd, int len, int ird, int ord, int rnr, int accept) {
 	struct rdma_conn_param p;
 	memset(&p, 0, sizeof p);
 	p.private_data = len ? pd : NULL;
@@ -152,7 +156,7 @@ static inline int nd_connect(struct rdma_cm_id *id, uint32_t qpn, const void *pd
 	p.initiator_depth = (uint8_t)ord;
 	p.flow_control = 1;
 	p.retry_count = 7;
-	p.rnr_retry_count = 0; /* iWARP semantics: no receiver-not-ready retry */
+	p.rnr_retry_count = (uint8_t)rnr;
 	p.qp_num = qpn;
 	if (accept) return rdma_accept(id, &p) ? errno : 0;
 	return rdma_connect(id, &p) ? errno : 0;
@@ -183,7 +187,9 @@ static inline struct ibv_qp *nd_create_qp(struct ibv_pd *pd, struct ibv_cq *scq,
 }
 
 /* nd_qp_modify moves qp to state with the attributes rdma_cm computes for
- * id (INIT, RTR, RTS), overriding the read limits when >= 0. */
+ * id (INIT, RTR, RTS), overriding the read limits when >= 0. The RNR retry
+ * count at RTS is the peer's, from its REQ or REP, as the IB CM means it:
+ * the receiver says how long a Send may wait for its Receive. */
 static inline int nd_qp_modify(struct rdma_cm_id *id, struct ibv_qp *qp, int state, int rd_atomic, int dest_rd_atomic) {
 	struct ibv_qp_attr a;
 	int mask = 0;
@@ -193,7 +199,6 @@ static inline int nd_qp_modify(struct rdma_cm_id *id, struct ibv_qp *qp, int sta
 	if (state == IBV_QPS_INIT) a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
 	if (rd_atomic >= 0 && (mask & IBV_QP_MAX_QP_RD_ATOMIC)) a.max_rd_atomic = rd_atomic;
 	if (dest_rd_atomic >= 0 && (mask & IBV_QP_MAX_DEST_RD_ATOMIC)) a.max_dest_rd_atomic = dest_rd_atomic;
-	if (state == IBV_QPS_RTS && (mask & IBV_QP_RNR_RETRY)) a.rnr_retry = 0;
 	return ibv_modify_qp(qp, &a, mask);
 }
 

@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/godirect/nd"
-	"github.com/godirect/nd/internal/iwarp"
 )
 
 // Name is the provider's registered name.
@@ -82,18 +81,14 @@ func (p *Provider) OpenAdapter(addr netip.Addr) (nd.Adapter, error) {
 	return newAdapter(p, addr, ctx, port)
 }
 
-// Limits the provider reports regardless of the device, and the private
-// data sizes.
+// Limits the provider reports regardless of the device (the private data
+// sizes are in privdata.go).
 const (
-	maxRequests      = 1024    // per endpoint direction
-	maxLength        = 1 << 26 // bytes of one request (64 MiB)
-	maxCQ            = 1 << 16 // ND entries of one completion queue
-	hwCQMin          = 8192    // hardware completion queue entries at least (siw cannot resize)
-	ibHeader         = 2       // RoCE/IB: protocol, length (the IB CM pads private data)
-	iwarpPrivateData = iwarp.SiwMaxUserPrivateData - iwarp.PrefixSize
-	ibCallerData     = 56 - ibHeader
-	ibCalleeData     = 148 - ibHeader
-	largeRequest     = 16 << 10
+	maxRequests  = 1024    // per endpoint direction
+	maxLength    = 1 << 26 // bytes of one request (64 MiB)
+	maxCQ        = 1 << 16 // ND entries of one completion queue
+	hwCQMin      = 8192    // hardware completion queue entries at least (siw cannot resize)
+	largeRequest = 16 << 10
 )
 
 // adapterInfo derives Query's answer from the device.

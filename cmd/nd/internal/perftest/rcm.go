@@ -13,7 +13,9 @@ package perftest
 // and a series of pingpong_dest exchanges hands over the buffers: the
 // server's window for write_bw and read_bw, the client's credit word for
 // send_bw (into which the server RDMA-Writes its receive count every
-// rx_depth/3 Receives: iWARP has no receiver-not-ready retry), each side's
+// rx_depth/3 Receives on iWARP, which has no receiver-not-ready retry; on
+// RoCE and InfiniBand perftest writes no credits and its client's Sends
+// wait for the server's Receives instead), each side's
 // window for write_lat, the server's for read_lat. Then the traffic of each
 // size (rcm_bw.go, rcm_lat.go), with the handshakes and reports
 // each test has around it, and the close handshake (write_lat has none).
@@ -85,7 +87,27 @@ func (c *Config) newRcmSide(a nd.Adapter, ai nd.AdapterInfo, server bool, cycle 
 		s.rxd = rcmRxDepth(s.iters, c.all)
 	}
 	s.cqMod = max(1, min(c.CQMod, s.depth))
+	s.credits = s.test.op == opSend && !s.test.Lat && !rnrDevice(a)
 	return s
+}
+
+// deviceAdapter is what provider/verbs's adapters add to nd.Adapter: the
+// RDMA device's name and whether it is an iWARP device.
+type deviceAdapter interface {
+	Device() (name string, iwarp bool)
+}
+
+// rnrDevice reports whether a is a RoCE or InfiniBand device of
+// provider/verbs, whose Sends wait for the peer's Receive (the peer
+// announces its RNR retry count), so that perftest's send_bw uses no
+// credit Writes there, as perftest does on every transport but iWARP.
+func rnrDevice(a nd.Adapter) bool {
+	d, ok := a.(deviceAdapter)
+	if !ok {
+		return false
+	}
+	_, iwarp := d.Device()
+	return !iwarp
 }
 
 // rcmClient runs the client against the perftest -R server at target.

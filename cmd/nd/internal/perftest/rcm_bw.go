@@ -16,14 +16,15 @@ import (
 
 // stream runs the client's traffic of one size on every connection: up to
 // the tx depth (read_bw: the Reads allowed) in flight on each, send_bw
-// within the server's credits, for the iterations or the duration. It
+// within the server's credits where it writes them, for the iterations or
+// the duration. It
 // returns the report of the size.
 func (s *rcmSide) stream(ctx context.Context, size int) (rcmReport, error) {
 	for _, c := range s.conns {
 		c.scnt, c.ccnt = 0, 0
 		c.sgl[0] = nd.SGE{Buffer: c.src[:size], Region: c.srcMR}
 		c.rdesc = nd.MWDescriptor{Base: c.remote.vaddr, Length: uint64(size), Token: c.remote.rkey}
-		if s.test.op == opSend && !s.test.Lat {
+		if s.credits {
 			c.resetCredit()
 		}
 	}
@@ -46,7 +47,7 @@ func (s *rcmSide) stream(ctx context.Context, size int) (rcmReport, error) {
 				depth = min(depth, c.ord)
 			}
 			for more && (s.iters == 0 || c.scnt < s.iters) && c.scnt-c.ccnt < depth &&
-				(s.test.op != opSend || c.scnt+1-c.creditCount() < s.rxd) {
+				(!s.credits || c.scnt+1-c.creditCount() < s.rxd) {
 				res := &c.results[c.scnt%len(c.results)]
 				if c.posted != nil {
 					c.posted[c.scnt] = int64(session.Since(start))
@@ -180,11 +181,11 @@ func (c *rcmConn) received(r *nd.Result, size, iters int) error {
 	return nil
 }
 
-// serveSends takes the client's Sends of one size on every connection and
-// RDMA-Writes the count received on a connection to the client's credit
-// word every rx_depth/3 Receives, as perftest's run_iter_bw_server does
-// over iWARP (which has no receiver-not-ready retry). It returns the
-// server's own report of the size.
+// serveSends takes the client's Sends of one size on every connection and,
+// where s.credits, RDMA-Writes the count received on a connection to the
+// client's credit word every rx_depth/3 Receives, as perftest's
+// run_iter_bw_server does over iWARP (which has no receiver-not-ready
+// retry). It returns the server's own report of the size.
 func (s *rcmSide) serveSends(ctx context.Context, size int) (rcmReport, error) {
 	creditEvery := max(1, s.rxd/3)
 	owed := make([]int, len(s.conns)) // the count to write, -1 for none
@@ -227,7 +228,7 @@ func (s *rcmSide) serveSends(ctx context.Context, size int) (rcmReport, error) {
 						}
 					}
 					total++
-					if (c.rcnt%s.rxd)%creditEvery == 0 {
+					if s.credits && (c.rcnt%s.rxd)%creditEvery == 0 {
 						owed[i] = c.rcnt
 					}
 				case c.isReceive(r):

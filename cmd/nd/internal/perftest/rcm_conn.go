@@ -31,6 +31,7 @@ type rcmSide struct {
 	rxd      int           // Receives per connection (the Send tests)
 	cqMod    int           // send_lat: every cqMod-th Send is signaled
 	outReads int           // -o: the Reads in flight, 0 for the adapter's most
+	credits  bool          // send_bw: the server RDMA-Writes credits (not on RoCE/IB)
 	cycle    int           // the cycle buffer both sides agreed on
 	conns    []*rcmConn
 }
@@ -127,7 +128,7 @@ func (s *rcmSide) limits() nd.EndpointLimits {
 		if s.outReads > 0 {
 			l.InboundReadLimit = min(l.InboundReadLimit, s.outReads)
 		}
-	case s.test.op == opSend && s.server && !s.test.Lat:
+	case s.credits && s.server:
 		l.OutboundEntries = rcmCreditSlots + 1
 	}
 	return l
@@ -152,7 +153,7 @@ func (s *rcmSide) newConn(ctx context.Context) (_ *rcmConn, err error) {
 			return nil, fmt.Errorf("RegisterMemory of %d bytes: %w", len(c.win), err)
 		}
 	}
-	if s.test.op == opSend && s.server && !s.test.Lat {
+	if s.credits && s.server {
 		if c.credit, c.credMR, err = session.Registered(ctx, s.a, 4*rcmCreditSlots); err != nil {
 			return nil, err
 		}

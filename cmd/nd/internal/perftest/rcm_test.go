@@ -3,6 +3,8 @@ package perftest
 import (
 	"testing"
 	"time"
+
+	"github.com/godirect/nd"
 )
 
 // TestRcmLatencyColumns checks the latency columns against a hand count:
@@ -45,5 +47,41 @@ func TestRcmDestLayout(t *testing.T) {
 	}
 	if got := parseRcmDest(wide, true); got != d {
 		t.Errorf("64-byte round trip: %+v, want %+v", got, d)
+	}
+}
+
+// deviceStub is an adapter of provider/verbs as rnrDevice sees it.
+type deviceStub struct {
+	nd.Adapter
+	iwarp bool
+}
+
+func (d deviceStub) Device() (string, bool) { return "dev0", d.iwarp }
+
+// TestRcmCreditsOnIWARPOnly: perftest's send_bw writes credits on iWARP
+// devices only; on RoCE and InfiniBand its client's Sends wait for the
+// server's Receives (RNR retry), and nd perf -R must do the same in both
+// roles, or it writes into a credit word perftest never offered.
+func TestRcmCreditsOnIWARPOnly(t *testing.T) {
+	cases := []struct {
+		name    string
+		a       nd.Adapter
+		test    string
+		credits bool
+	}{
+		{"no device (tcp, shm, loop)", nil, "send_bw", true},
+		{"iWARP", deviceStub{iwarp: true}, "send_bw", true},
+		{"RoCE", deviceStub{iwarp: false}, "send_bw", false},
+		{"iWARP send_lat", deviceStub{iwarp: true}, "send_lat", false},
+		{"iWARP write_bw", deviceStub{iwarp: true}, "write_bw", false},
+	}
+	for _, c := range cases {
+		for _, server := range []bool{false, true} {
+			cfg := &Config{Test: TestNamed(c.test), Size: 64, Iters: 100, TxDepth: 16, CQMod: 1}
+			s := cfg.newRcmSide(c.a, nd.AdapterInfo{}, server, 0)
+			if s.credits != c.credits {
+				t.Errorf("%s, server %v: credits = %v, want %v", c.name, server, s.credits, c.credits)
+			}
+		}
 	}
 }
