@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux && !shmportable
 
 package shm
 
@@ -17,7 +17,7 @@ type segmentSys struct{}
 func (s *segment) unmap() {
 	if s.mem != nil {
 		unix.Munmap(s.mem)
-		s.mem = nil
+		s.mem, s.sys = nil, segmentSys{}
 	}
 }
 
