@@ -1,4 +1,4 @@
-//go:build linux && !shmportable
+//go:build linux
 
 package shm_test
 
