@@ -28,7 +28,7 @@ type remoteIovec struct {
 type iovec struct{}
 
 // errNoProcessMemory is why there is no one-sided copy by address here.
-var errNoProcessMemory = errors.New("another process's memory is not accessible on " + runtime.GOOS + " (ring mode)")
+var errNoProcessMemory = errors.New("another process's memory is not accessible on " + runtime.GOOS)
 
 // probePeer fails: the peer's memory cannot be read.
 func probePeer(p peerProc, addr uint64, want []byte) error { return errNoProcessMemory }
