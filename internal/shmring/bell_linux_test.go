@@ -1,3 +1,5 @@
+//go:build !shmportable
+
 package shmring
 
 import "testing"

@@ -4,6 +4,7 @@ package shmring
 
 import (
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -16,9 +17,11 @@ import (
 // both). Ring and Wait may run concurrently with each other and with
 // Close; one goroutine at a time may Wait.
 type PipeBell struct {
-	r, w *os.File
-	one  [1]byte
-	rbuf [64]byte // Wait's buffer: a Wait takes up to 64 rings at once
+	r, w   *os.File
+	wc     syscall.RawConn // w's, for Ring
+	ringFn func(fd uintptr) bool
+	one    [1]byte
+	rbuf   [64]byte // Wait's buffer: a Wait takes up to 64 rings at once
 }
 
 // NewPipeBell creates a pipe doorbell.
@@ -57,6 +60,13 @@ func PipeBellFromFDs(r, w int) (*PipeBell, error) {
 	}
 	b := &PipeBell{r: os.NewFile(uintptr(r), "pipebell-r"), w: os.NewFile(uintptr(w), "pipebell-w")}
 	b.one[0] = 1
+	wc, err := b.w.SyscallConn()
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	b.wc = wc
+	b.ringFn = b.ringFD
 	return b, nil
 }
 
@@ -66,9 +76,21 @@ func accessMode(fd, mode int) bool {
 	return err == nil && fl&unix.O_ACCMODE == mode
 }
 
-// Ring implements Bell. A full pipe holds rings enough; a closed doorbell
-// ignores it.
-func (b *PipeBell) Ring() { b.w.Write(b.one[:]) }
+// Ring implements Bell. It never blocks: a full pipe holds rings enough
+// (the waiter has not taken them yet), so the byte is dropped; a closed
+// doorbell ignores it. (A Write of the *os.File would wait for room in a
+// full pipe, which a peer that stopped reading would make forever.)
+func (b *PipeBell) Ring() { b.wc.Write(b.ringFn) }
+
+// ringFD writes one byte without waiting; it is the callback of Ring's
+// raw write, and reports the write done whatever the outcome.
+func (b *PipeBell) ringFD(fd uintptr) bool {
+	for {
+		if _, err := unix.Write(int(fd), b.one[:]); err != unix.EINTR {
+			return true
+		}
+	}
+}
 
 // Wait implements Waiter: it blocks until the doorbell was rung since the
 // last Wait (a Wait may also return after a ring an earlier Wait already

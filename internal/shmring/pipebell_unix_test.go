@@ -118,3 +118,36 @@ func TestNotPipe(t *testing.T) {
 	unix.Close(r2)
 	unix.Close(w1)
 }
+
+// TestPipeBellFullNeverBlocks: rings past what the pipe holds, with nobody
+// waiting, return at once (the extra ones are dropped), and a Wait then
+// still sees the doorbell rung.
+func TestPipeBellFullNeverBlocks(t *testing.T) {
+	b := newPipeBell(t)
+	done := make(chan struct{})
+	go func() {
+		for range 1 << 18 { // far more than a pipe's buffer (64 KiB on Linux, 16-64 KiB on the BSDs)
+			b.Ring()
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("Ring blocked on a full pipe")
+	}
+	if err := b.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPipeBellRingAllocatesNothing: Ring is on the data path.
+func TestPipeBellRingAllocatesNothing(t *testing.T) {
+	b := newPipeBell(t)
+	if n := testing.AllocsPerRun(1000, func() {
+		b.Ring()
+		b.Wait()
+	}); n != 0 {
+		t.Fatalf("Ring and Wait allocate %v times", n)
+	}
+}

@@ -27,6 +27,15 @@
 // on by a goroutine (readyset_windows.go); the pipe's end is the hang-up.
 // docs/shm-transport.md says what differs.
 //
+// On macOS and FreeBSD (files *_unix.go, which Linux compiles instead of
+// *_linux.go with the build tag shmportable, to test them) the transport
+// runs in ring mode: the listener is a stream Unix socket in a directory
+// of the user's under /tmp, whose names are held with flock(2); setup
+// messages are length-prefixed frames with their descriptors; the segment
+// is an unlinked temporary file and the doorbells pipes, each waited on by
+// a goroutine for the readiness set; there is no one-sided copy except
+// into windows over AllocateMemory segments, which the peer maps.
+//
 // # Data flow
 //
 //   - Post: the engine calls link.Transmit on the posting goroutine. A

@@ -1,4 +1,4 @@
-//go:build linux || windows
+//go:build linux || windows || darwin || freebsd
 
 package shm
 
@@ -28,3 +28,8 @@ func SetWatchdogHook(f func()) {
 	}
 	testHookWatchdog.Store(&f)
 }
+
+// ProcessMemoryError says why this process cannot copy against another's
+// memory (no one-sided copy by address, no Send by rendezvous: ring mode),
+// or nil where it can.
+func ProcessMemoryError() error { return selfProbe() }

@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux && !shmportable
 
 package shm
 
@@ -31,7 +31,8 @@ func fakeConnect(t *testing.T, tr *transport, local netip.AddrPort, port uint16)
 // sends it: the socket's name says local.
 func fakeRequestBody(req *request, local netip.AddrPort) []byte { return req.append(nil) }
 
-func bellHandle(b *shmring.Doorbell) osHandle { return b.Fd() }
+// bellHandles are what passes a doorbell to the peer: its eventfd.
+func bellHandles(b *shmring.Doorbell) []osHandle { return []osHandle{b.Fd()} }
 
 // releaseSegmentHandle closes the memfd once passed.
 func releaseSegmentHandle(fd osHandle) { unix.Close(fd) }

@@ -38,7 +38,8 @@ func fakeRequestBody(req *request, local netip.AddrPort) []byte {
 	return appendActive(req.append(nil), local)
 }
 
-func bellHandle(b *shmring.Doorbell) osHandle { return b.Handle() }
+// bellHandles are what passes a doorbell to the peer: its event.
+func bellHandles(b *shmring.Doorbell) []osHandle { return []osHandle{b.Handle()} }
 
 // releaseSegmentHandle leaves the section's handle to the segment, which
 // keeps it for the peer to take.

@@ -34,7 +34,8 @@ type Config struct {
 	// Addresses are the ND addresses the provider serves; the default is
 	// DefaultAddresses. They are names only: no IP socket is opened.
 	Addresses []netip.Addr
-	// Namespace prefixes the abstract Unix socket names; processes that
+	// Namespace prefixes the abstract Unix socket names (on macOS and
+	// FreeBSD, a hash of it prefixes the names' files); processes that
 	// should reach each other must use the same one.
 	Namespace string
 	// RingSize is the data size of each direction's ring, a power of two

@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux && !shmportable
 
 package shm
 
@@ -20,7 +20,7 @@ type segment struct {
 func (s *segment) unmap() {
 	if s.mem != nil {
 		unix.Munmap(s.mem)
-		s.mem = nil
+		s.mem, s.sys = nil, segmentSys{}
 	}
 }
 

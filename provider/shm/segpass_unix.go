@@ -1,0 +1,101 @@
+//go:build darwin || freebsd || (linux && shmportable)
+
+package shm
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/godirect/nd"
+)
+
+// A segment the peer passes here (the connection's, or an AllocateMemory
+// one) is an unlinked regular file. It is mapped only if it is one of
+// exactly the announced size; unlike Linux's sealed memfds, nothing stops
+// the peer from shrinking it afterwards, which would make this process's
+// accesses to the lost pages fault (SIGBUS, which the Go runtime turns
+// into a crash). The peer is a process of the same user (setup_unix.go),
+// which could harm this one in other ways too; docs/shm-transport.md says
+// so.
+
+// closeShared closes the duplicate of an AllocateMemory segment's file
+// that allocationOf returned, once it is passed to the peer.
+func closeShared(fd osHandle) { unix.Close(fd) }
+
+// takeSegment maps a segment the peer passed, after checking that it is a
+// regular file of exactly the announced size. It closes fds.
+func (l *link) takeSegment(msg []byte, fds []osHandle) bool {
+	defer closeAll(fds)
+	if len(msg) != 13 || len(fds) != 1 {
+		return false
+	}
+	id, size := getU32(msg[1:]), getU64(msg[5:])
+	if id == 0 || size == 0 || size > uint64(Info.MaxRegistrationSize) {
+		return false
+	}
+	if !regularOfSize(fds[0], size) {
+		return false
+	}
+	l.segMu.Lock()
+	defer l.segMu.Unlock()
+	if _, dup := l.peerSegs[id]; dup || len(l.peerSegs) >= maxPeerSegments {
+		return false
+	}
+	mem, err := unix.Mmap(fds[0], 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err == unix.ENOMEM {
+		return true // out of memory or mappings: copies go through the ring instead
+	}
+	if err != nil {
+		return false
+	}
+	if l.peerSegs == nil {
+		l.peerSegs = make(map[uint32][]byte)
+	}
+	l.peerSegs[id] = mem
+	return true
+}
+
+// unmapPeerSegments releases the peer's segments (cleanup).
+func (l *link) unmapPeerSegments() {
+	l.segMu.Lock()
+	defer l.segMu.Unlock()
+	for id, m := range l.peerSegs {
+		unix.Munmap(m)
+		delete(l.peerSegs, id)
+	}
+}
+
+// pullSegments maps the segments whose messages wait on the socket, without
+// blocking, and reports whether it took any (see segpass_linux.go: the
+// peer passes a segment before it names it, so its message is waiting,
+// unless the watcher has just taken it). A message of another kind, or
+// one not all there yet, stays for the watcher.
+func (l *link) pullSegments() bool {
+	rc, err := l.conn.SyscallConn()
+	if err != nil {
+		return false
+	}
+	took, bad := false, false
+	rc.Control(func(fd uintptr) {
+		l.sockRx.Lock()
+		defer l.sockRx.Unlock()
+		var buf [16]byte
+		for {
+			if t, ok := peekMessageType(int(fd)); !ok || t != msgSegment {
+				return
+			}
+			msg, fds, err := recvMessage(int(fd), buf[:])
+			if err == errNoDescriptors {
+				continue // out of descriptors: that segment stays unmapped
+			}
+			if err != nil || !l.takeSegment(msg, fds) {
+				bad = true
+				return
+			}
+			took = true
+		}
+	})
+	if bad {
+		l.shutdown(nd.ErrConnectionAborted, true)
+	}
+	return took
+}
