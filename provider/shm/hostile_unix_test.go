@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -71,3 +72,7 @@ func selfPeer(t *testing.T) peerProc { return os.Getpid() }
 
 // underWine is for the Windows tests.
 func underWine() bool { return false }
+
+// hostileEnd bounds how long TestHostilePeer scribbles before the
+// connection must have ended.
+const hostileEnd = 10 * time.Second

@@ -20,7 +20,7 @@ type segment struct {
 func (s *segment) unmap() {
 	if s.mem != nil {
 		unix.Munmap(s.mem)
-		s.mem, s.sys = nil, segmentSys{}
+		s.mem = nil
 	}
 }
 

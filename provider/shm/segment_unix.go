@@ -10,14 +10,17 @@ import (
 	"github.com/godirect/nd/internal/shmring"
 )
 
-// segmentSys is what a segment holds besides its mapping: nothing (the
-// file is closed once mapped and passed).
-type segmentSys struct{}
+// segment is a connection's shared memory (see segment.go), mapped from
+// an unlinked file that is closed once mapped and passed.
+type segment struct {
+	mem      []byte
+	ringSize int
+}
 
 func (s *segment) unmap() {
 	if s.mem != nil {
 		unix.Munmap(s.mem)
-		s.mem, s.sys = nil, segmentSys{}
+		s.mem = nil
 	}
 }
 
