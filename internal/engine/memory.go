@@ -172,6 +172,29 @@ func (ep *Endpoint) AccessFault(token uint32, addr uint64, length int, write boo
 	a := ep.a
 	a.windowMu.RLock()
 	defer a.windowMu.RUnlock()
+	return ep.accessLocked(token, addr, length, write)
+}
+
+// WriteAt copies data to addr in the window named by token, as the next
+// piece of an inbound RDMA Write that arrives in several pieces, if the
+// window still allows it (the checks of Access), and says why not
+// otherwise. The check and the copy are one step with respect to Bind,
+// Invalidate and Close: once an invalidation is reported, no piece lands.
+// It allocates nothing.
+func (ep *Endpoint) WriteAt(token uint32, addr uint64, data []byte) Fault {
+	a := ep.a
+	a.windowMu.RLock()
+	defer a.windowMu.RUnlock()
+	mem, f := ep.accessLocked(token, addr, len(data), true)
+	if f == FaultNone {
+		copy(mem, data)
+	}
+	return f
+}
+
+// accessLocked is AccessFault with windowMu held.
+func (ep *Endpoint) accessLocked(token uint32, addr uint64, length int, write bool) ([]byte, Fault) {
+	a := ep.a
 	w := a.windows[token]
 	switch {
 	case w == nil:

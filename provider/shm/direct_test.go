@@ -229,15 +229,28 @@ func TestInvalidateFencesDirectWrites(t *testing.T) {
 				t.Skip("process_vm_readv is not allowed here:", selfProbe())
 			}
 			for round := range 10 {
-				t.Run(fmt.Sprint(round), func(t *testing.T) { invalidateRound(t, m.alloc) })
+				t.Run(fmt.Sprint(round), func(t *testing.T) { invalidateRound(t, m.alloc, false) })
 			}
 		})
 	}
+	// Through the rings, a Write larger than the ring arrives in several
+	// records, checked against the window at the first: the pieces after
+	// it must not land once the window is invalidated either.
+	t.Run("ring", func(t *testing.T) {
+		for round := range 10 {
+			t.Run(fmt.Sprint(round), func(t *testing.T) { invalidateRound(t, false, true) })
+		}
+	})
 }
 
-func invalidateRound(t *testing.T, alloc bool) {
-	const chunk, chunks = 8 << 10, 64
-	p := New(Config{Namespace: "godirect-nd-shm-test-" + t.Name()})
+func invalidateRound(t *testing.T, alloc, ring bool) {
+	chunk, chunks := 8<<10, 64
+	cfg := Config{Namespace: "godirect-nd-shm-test-" + t.Name()}
+	if ring {
+		chunk, chunks = 256<<10, 8
+		cfg.OneSided, cfg.RingSize = OneSidedRing, 64<<10
+	}
+	p := New(cfg)
 	c := hookLinks(t, p)
 	pbuf := targetMemory(t, alloc, chunk)
 	pr, mw, desc, src, smr := windowPair(t, p, pbuf, chunk*chunks)
@@ -305,6 +318,9 @@ func invalidateRound(t *testing.T, alloc bool) {
 	}
 	if !bytes.Equal(pbuf, snap) {
 		t.Fatal("the window's bytes changed after the Invalidate completed")
+	}
+	if ring {
+		return
 	}
 	if a.directOps.Load() == 0 {
 		t.Fatal("no Write took the direct path")

@@ -23,6 +23,8 @@ type readerState struct {
 	recvAux   uint16
 	wmem      []byte // a Write through the ring: its target bytes
 	woff      int
+	wtoken    uint32 // and the window and address it names, checked again for every piece
+	waddr     uint64
 	unacked   int
 	remote    [maxIovs]remoteIovec
 	liov      [1]iovec
@@ -405,7 +407,7 @@ func (l *link) handle(ep *engine.Endpoint, rec shmring.Record) bool {
 			l.handled(msg, false)
 			return true
 		}
-		l.r.wmem, l.r.woff = mem, 0
+		l.r.wmem, l.r.woff, l.r.wtoken, l.r.waddr = mem, 0, token, addr
 		return true
 	case recWriteData:
 		if len(p) < moreHeader || l.r.wmem == nil || getU64(p) != l.r.msg {
@@ -415,7 +417,14 @@ func (l *link) handle(ep *engine.Endpoint, rec shmring.Record) bool {
 		if len(data) > len(l.r.wmem)-l.r.woff {
 			return l.protocolError()
 		}
-		l.r.woff += copy(l.r.wmem[l.r.woff:], data)
+		// Each piece is checked against the window as it is copied: an
+		// Invalidate that completed after the Write's first record ends
+		// it here, and no later byte lands.
+		if ep.WriteAt(l.r.wtoken, l.r.waddr+uint64(l.r.woff), data) != engine.FaultNone {
+			l.r.wmem = nil
+			return l.refuse(l.r.msg, nd.ErrAccessViolation)
+		}
+		l.r.woff += len(data)
 		if l.r.woff == len(l.r.wmem) {
 			l.r.wmem = nil
 			l.handled(l.r.msg, false)
