@@ -37,6 +37,7 @@ type CQ struct {
 	// The waiting Notify calls, by what satisfies them.
 	waitAny, waitSolicited, waitErrors int
 	waiters                            []*notifyWaiter
+	spare                              []*notifyWaiter // waiters to reuse, so that Notify allocates nothing
 
 	endpoints []*Endpoint // to terminate on overrun
 	srqs      []*SRQ      // shared receive queues that flush into this one, closed with it
@@ -68,7 +69,23 @@ type notifyWaiter struct {
 	typ nd.NotifyType
 }
 
-var waiterPool = sync.Pool{New: func() any { return &notifyWaiter{ch: make(chan nd.Status, 1)} }}
+// takeWaiterLocked returns a waiter to reuse, or a new one. q.mu held.
+func (q *CQ) takeWaiterLocked() *notifyWaiter {
+	if n := len(q.spare); n > 0 {
+		w := q.spare[n-1]
+		q.spare[n-1] = nil
+		q.spare = q.spare[:n-1]
+		return w
+	}
+	return &notifyWaiter{ch: make(chan nd.Status, 1)}
+}
+
+// putWaiter keeps w, whose channel is empty, for a later Notify.
+func (q *CQ) putWaiter(w *notifyWaiter) {
+	q.mu.Lock()
+	q.spare = append(q.spare, w)
+	q.mu.Unlock()
+}
 
 var _ nd.CompletionQueue = (*CQ)(nil)
 
@@ -242,7 +259,7 @@ func (q *CQ) Notify(ctx context.Context, typ nd.NotifyType) error {
 	case nd.NotifyErrors:
 		q.waitErrors++
 	}
-	w := waiterPool.Get().(*notifyWaiter)
+	w := q.takeWaiterLocked()
 	w.typ = typ
 	q.waiters = append(q.waiters, w)
 	q.mu.Unlock()
@@ -253,7 +270,7 @@ func (q *CQ) Notify(ctx context.Context, typ nd.NotifyType) error {
 
 	select {
 	case st := <-w.ch:
-		waiterPool.Put(w)
+		q.putWaiter(w)
 		return st.Err()
 	case <-ctx.Done():
 	}
@@ -272,15 +289,15 @@ func (q *CQ) Notify(ctx context.Context, typ nd.NotifyType) error {
 			case nd.NotifyErrors:
 				q.waitErrors--
 			}
+			q.spare = append(q.spare, w)
 			q.mu.Unlock()
-			waiterPool.Put(w)
 			return canceled("Notify", ctx.Err())
 		}
 	}
 	q.mu.Unlock()
 	// It fired just as ctx ended: the firing wins.
 	st = <-w.ch
-	waiterPool.Put(w)
+	q.putWaiter(w)
 	return st.Err()
 }
 

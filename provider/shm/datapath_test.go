@@ -48,6 +48,19 @@ func TestDataPathAllocatesNothing(t *testing.T) {
 			t.Errorf("%d Sends pulled, want them all", pulled)
 		}
 	})
+	t.Run("ring-1MiB", func(t *testing.T) {
+		// 1 MiB Sends through the rings, in many records.
+		p := testProvider(t, shm.Config{OneSided: shm.OneSidedRing, SendThreshold: -1})
+		d := ndtest.NewDataPath(t, p, 1<<20)
+		op := func() { d.SendReceive(t) }
+		op()
+		if n := testing.AllocsPerRun(100, op); n != 0 {
+			t.Errorf("%v allocations per 1 MiB Send/Receive through the rings, want 0", n)
+		}
+		if _, pulled := shm.RendezvousCounts(p); pulled != 0 {
+			t.Errorf("%d Sends pulled by rendezvous, want none", pulled)
+		}
+	})
 }
 
 // TestDataPathBytes checks the bytes the data-path operations move, so that

@@ -83,6 +83,7 @@ type link struct {
 	jobHead     int
 	writing     bool             // the writer goroutine runs (it waits for room)
 	unconf      queue.FIFO[sent] // requests sent, waiting for the peer's Ack
+	writer      func()           // writeLoop as a value, made once: starting it allocates nothing
 	nextMsg     uint64           // number of the last outbound message
 	txErr       error
 	readResps   int        // Read responses queued and not yet in the ring
@@ -137,6 +138,7 @@ func newLink(t *transport, c *setupConn, active bool, seg *segment, bells [numBe
 	}
 	l.cond = sync.NewCond(&l.mu)
 	l.pub.cond = sync.NewCond(&l.pub.mu)
+	l.writer = l.writeLoop
 	l.unconf.Reserve(linkRequestsReserved)
 	l.r.done = make([]sent, 0, linkRequestsReserved)
 	mine := 0

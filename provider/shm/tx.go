@@ -145,7 +145,7 @@ func (l *link) kickLocked() {
 	if len(l.jobs) > l.jobHead || l.txErr != nil {
 		l.writing = true
 		l.wg.Add(1)
-		go l.writeLoop()
+		go l.writer() // the method value made once (newLink): no allocation
 		if !l.t.progress.woke.Load() {
 			l.t.progress.woke.Store(true)
 		}
