@@ -262,10 +262,15 @@ func TestHostileTable(t *testing.T) {
 			if runtime.GOOS == "windows" {
 				// The watcher alone maps it there (pullSegments is
 				// Linux's): let it before the copies that should use it.
-				c.mu.Lock()
-				l := c.passive
-				c.mu.Unlock()
-				if l == nil || !spinUntil(func() bool { return len(l.segs()) > 0 }) {
+				// (The passive link is known once its hook ran, which may
+				// be after Accept returned.)
+				mapped := func() bool {
+					c.mu.Lock()
+					l := c.passive
+					c.mu.Unlock()
+					return l != nil && len(l.segs()) > 0
+				}
+				if !spinUntil(mapped) {
 					t.Fatal("the fake's segment was never mapped")
 				}
 			}
