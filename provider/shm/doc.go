@@ -24,7 +24,7 @@
 // DuplicateHandle; one-sided copies and Sends by rendezvous use
 // ReadProcessMemory / WriteProcessMemory on the peer's process handle
 // when the probe succeeds; the readiness set's doorbells are each waited
-// on by a goroutine (readyset_windows.go); the pipe's end is the hang-up.
+// on by a goroutine (readyset_doorbells.go); the pipe's end is the hang-up.
 // docs/shm-transport.md says what differs.
 //
 // On macOS and FreeBSD (files *_unix.go, which Linux compiles instead of
@@ -35,6 +35,14 @@
 // is an unlinked temporary file and the doorbells pipes, each waited on by
 // a goroutine for the readiness set; there is no one-sided copy except
 // into windows over AllocateMemory segments, which the peer maps.
+//
+// Files: what one platform does in its own way sits in *_linux.go,
+// *_windows.go and *_unix.go; what Linux, macOS and FreeBSD share in
+// *_posix.go (the segment's mapping and passing, AllocateMemory, the
+// setup socket's accept loop and hand-over); what every platform shares in
+// setup.go (doorbells as handles, the passive hand-over to the listener,
+// the choice of a port); what Windows and the systems without epoll share
+// in readyset_doorbells.go (a goroutine per doorbell) and futex_spin.go.
 //
 // # Data flow
 //

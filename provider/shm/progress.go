@@ -22,7 +22,7 @@ var _ engine.Progress = (*transport)(nil)
 // flag) to ring its inbound doorbell at the next record, and that doorbell
 // sits in the set's readySet (readyset_linux.go: an epoll instance,
 // edge-triggered, the link's slot and generation as data;
-// readyset_windows.go: a waiting goroutine per doorbell). A hot link that
+// readyset_doorbells.go: a waiting goroutine per doorbell). A hot link that
 // stays empty for a while is armed; an armed link whose doorbell rings
 // turns hot again. While the provider has
 // at most directPollLinks links, every link is polled on every pass and

@@ -15,7 +15,7 @@ import (
 // by address there: every connection's probe fails, each side announces
 // no capabilities, and Reads, Writes and large Sends go through the rings
 // (ring mode), except for copies into windows over AllocateMemory
-// segments, which the peer maps (segpass_unix.go). Linux with the build
+// segments, which the peer maps (segpass_posix.go). Linux with the build
 // tag shmportable runs the same code, to test it.
 
 // remoteIovec is a range of the peer's memory (the fields are Linux's).

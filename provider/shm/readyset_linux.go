@@ -3,8 +3,6 @@
 package shm
 
 import (
-	"fmt"
-	"os"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -134,18 +132,4 @@ func epollWaitNow(epfd int, out []unix.EpollEvent) (int, error) {
 		return 0, e
 	}
 	return int(n), nil
-}
-
-// resourceError names the resource a failed system call ran out of, when
-// it did: file descriptors, memory, memory mappings.
-func resourceError(call string, err error) error {
-	switch unwrapErrno(err) {
-	case unix.EMFILE:
-		return fmt.Errorf("%s: out of file descriptors (the process's RLIMIT_NOFILE): %w", call, err)
-	case unix.ENFILE:
-		return fmt.Errorf("%s: out of file descriptors (the system's limit): %w", call, err)
-	case unix.ENOMEM:
-		return fmt.Errorf("%s: out of memory or memory mappings: %w", call, err)
-	}
-	return os.NewSyscallError(call, err)
 }

@@ -4,8 +4,6 @@ package shm
 
 import (
 	"net"
-	"sync"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,34 +16,6 @@ type (
 	osHandle  = int
 	peerProc  = int
 )
-
-// readMessage reads one setup message and the descriptors passed with it
-// (closed unless the caller takes them). It honours c's read deadline. If
-// mu is not nil, each receive runs under it (a link's socket has a second
-// reader, pullSegments).
-func readMessage(c *net.UnixConn, buf []byte, mu *sync.Mutex) ([]byte, []int, error) {
-	rc, err := c.SyscallConn()
-	if err != nil {
-		return nil, nil, err
-	}
-	var (
-		msg  []byte
-		fds  []int
-		rerr error
-	)
-	err = rc.Read(func(fd uintptr) bool {
-		if mu != nil {
-			mu.Lock()
-			defer mu.Unlock()
-		}
-		msg, fds, rerr = recvMessage(int(fd), buf)
-		return rerr != unix.EAGAIN
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return msg, fds, rerr
-}
 
 // recvMessage receives one setup message from the non-blocking socket fd
 // and the descriptors passed with it (closed unless the caller takes
@@ -106,14 +76,6 @@ func peekMessageType(fd int) (byte, bool) {
 	}
 }
 
-func closeAll(fds []osHandle) {
-	for _, fd := range fds {
-		if fd >= 0 {
-			unix.Close(fd)
-		}
-	}
-}
-
 // peerPID returns the pid of the process at the other end of c.
 func peerPID(c *net.UnixConn) int {
 	rc, err := c.SyscallConn()
@@ -129,16 +91,14 @@ func peerPID(c *net.UnixConn) int {
 	return pid
 }
 
-// send writes one setup message, with descriptors.
-func (l *link) send(b []byte, fds []osHandle) error {
+// writeMessage writes b as one setup message (one packet) with the
+// descriptors fds.
+func writeMessage(c *net.UnixConn, b []byte, fds []int) error {
 	var oob []byte
 	if len(fds) > 0 {
 		oob = unix.UnixRights(fds...)
 	}
-	l.sendMu.Lock()
-	defer l.sendMu.Unlock()
-	l.conn.SetWriteDeadline(time.Now().Add(l.t.p.cfg.HandshakeTimeout))
-	_, _, err := l.conn.WriteMsgUnix(b, oob, nil)
+	_, _, err := c.WriteMsgUnix(b, oob, nil)
 	return err
 }
 

@@ -6,8 +6,6 @@ import (
 	"encoding/binary"
 	"net"
 	"os"
-	"sync"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -37,38 +35,10 @@ const maxTrailer = activeTail
 
 // maxFDs bounds the descriptors of one setup message: the request's
 // segment and both ends of each doorbell's pipe.
-const maxFDs = 1 + 2*numBells
+const maxFDs = 1 + numBells*handlesPerBell
 
 // frameHeader is the size of a frame's length.
 const frameHeader = 4
-
-// readMessage reads one setup message and the descriptors passed with it
-// (closed unless the caller takes them). It honours c's read deadline. If
-// mu is not nil, each receive runs under it (a link's socket has a second
-// reader, pullSegments).
-func readMessage(c *net.UnixConn, buf []byte, mu *sync.Mutex) ([]byte, []int, error) {
-	rc, err := c.SyscallConn()
-	if err != nil {
-		return nil, nil, err
-	}
-	var (
-		msg  []byte
-		fds  []int
-		rerr error
-	)
-	err = rc.Read(func(fd uintptr) bool {
-		if mu != nil {
-			mu.Lock()
-			defer mu.Unlock()
-		}
-		msg, fds, rerr = recvMessage(int(fd), buf)
-		return rerr != unix.EAGAIN
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return msg, fds, rerr
-}
 
 // recvMessage takes one whole frame from the non-blocking socket fd into
 // buf, and the descriptors passed with it (closed unless the caller takes
@@ -183,8 +153,9 @@ func peekMessageType(fd int) (byte, bool) {
 	return frame[frameHeader], true
 }
 
-// writeFrame writes b as one setup message with the descriptors fds.
-func writeFrame(c *net.UnixConn, b []byte, fds []int) error {
+// writeMessage writes b as one setup message (a frame) with the
+// descriptors fds.
+func writeMessage(c *net.UnixConn, b []byte, fds []int) error {
 	frame := make([]byte, frameHeader+len(b))
 	binary.LittleEndian.PutUint32(frame, uint32(len(b)))
 	copy(frame[frameHeader:], b)
@@ -201,14 +172,6 @@ func writeFrame(c *net.UnixConn, b []byte, fds []int) error {
 	return err
 }
 
-func closeAll(fds []osHandle) {
-	for _, fd := range fds {
-		if fd >= 0 {
-			unix.Close(fd)
-		}
-	}
-}
-
 // peerOf returns the pid of the process at the other end of c (0 where
 // the system does not say), and whether it runs as this process's
 // effective user: the socket's directory admits only that user, and a
@@ -223,12 +186,4 @@ func peerOf(c *net.UnixConn) (pid int, sameUser bool) {
 		pid, sameUser = p, ok && uid == os.Geteuid()
 	})
 	return pid, sameUser
-}
-
-// send writes one setup message, with descriptors.
-func (l *link) send(b []byte, fds []osHandle) error {
-	l.sendMu.Lock()
-	defer l.sendMu.Unlock()
-	l.conn.SetWriteDeadline(time.Now().Add(l.t.p.cfg.HandshakeTimeout))
-	return writeFrame(l.conn, b, fds)
 }

@@ -20,8 +20,6 @@ import (
 
 	"github.com/godirect/nd"
 	"github.com/godirect/nd/internal/engine"
-	"github.com/godirect/nd/internal/shmring"
-	"golang.org/x/sys/unix"
 )
 
 // transport implements engine.Transport for every adapter of a Provider.
@@ -123,14 +121,6 @@ func (t *transport) parseConnName(name string) (netip.AddrPort, bool) {
 	return netip.AddrPortFrom(addr, uint16(port)), true
 }
 
-// Ephemeral ports.
-const (
-	firstEphemeral = 49152
-	ephemeralTries = 256
-)
-
-func ephemeral() uint16 { return uint16(firstEphemeral + rand.IntN(65536-firstEphemeral)) }
-
 // portListener is one listening Unix socket.
 type portListener struct {
 	t     *transport
@@ -143,34 +133,16 @@ type portListener struct {
 }
 
 func (t *transport) Listen(l *engine.Listener, addr netip.Addr, protocol int, port uint16) (uint16, error) {
-	tries := 1
-	if port == 0 {
-		tries = ephemeralTries
-	}
-	for range tries {
-		p := port
-		if p == 0 {
-			p = ephemeral()
-		}
+	return t.listen(port, func(p uint16) (*portListener, error) {
 		ln, err := net.ListenUnix("unixpacket", &net.UnixAddr{Name: t.listenName(addr, protocol, p), Net: "unixpacket"})
-		if err != nil {
-			if errors.Is(err, syscall.EADDRINUSE) {
-				continue
-			}
-			return 0, &nd.OpError{Op: "Listen", Status: nd.ErrInsufficientResources, Err: err}
+		switch {
+		case errors.Is(err, syscall.EADDRINUSE):
+			return nil, errPortTaken
+		case err != nil:
+			return nil, &nd.OpError{Op: "Listen", Status: nd.ErrInsufficientResources, Err: err}
 		}
-		pl := &portListener{t: t, l: l, ln: ln, addr: addr, port: p, proto: protocol}
-		t.mu.Lock()
-		t.listeners[l] = pl
-		t.mu.Unlock()
-		pl.wg.Add(1)
-		go pl.serve()
-		return p, nil
-	}
-	if port == 0 {
-		return 0, nd.ErrTooManyAddresses
-	}
-	return 0, nd.ErrAddressAlreadyExists
+		return &portListener{t: t, l: l, ln: ln, addr: addr, port: p, proto: protocol}, nil
+	})
 }
 
 func (t *transport) Unlisten(l *engine.Listener) {
@@ -182,65 +154,6 @@ func (t *transport) Unlisten(l *engine.Listener) {
 		pl.ln.Close()
 		pl.wg.Wait()
 	}
-}
-
-// serve accepts connections until the listener closes; each runs the
-// passive side of the setup in its own goroutine.
-//
-// Out of descriptors, it answers the waiting connection that it cannot
-// serve it (short), through a descriptor it keeps spare for that, so that
-// the peer's Connect fails at once with ND_INSUFFICIENT_RESOURCES; without
-// a spare it waits a little before it tries again.
-func (pl *portListener) serve() {
-	defer pl.wg.Done()
-	spare, _ := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	defer func() {
-		if spare >= 0 {
-			unix.Close(spare)
-		}
-	}()
-	for {
-		c, err := pl.ln.AcceptUnix()
-		if err == nil {
-			go pl.t.passive(pl, c)
-			continue
-		}
-		if errors.Is(err, net.ErrClosed) {
-			return
-		}
-		if !errors.Is(err, unix.EMFILE) && !errors.Is(err, unix.ENFILE) {
-			continue
-		}
-		if spare < 0 {
-			time.Sleep(acceptBackoff)
-			spare, _ = unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-			continue
-		}
-		unix.Close(spare)
-		if c, err := pl.ln.AcceptUnix(); err == nil {
-			c.SetWriteDeadline(time.Now().Add(pl.t.p.cfg.HandshakeTimeout))
-			c.Write([]byte{msgShort, shortFDs})
-			c.Close()
-		}
-		spare, _ = unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	}
-}
-
-// answerShort tells the active side of c that this side lacks the resource
-// named by err to serve its request, and closes c.
-func answerShort(c *net.UnixConn, err error) {
-	what := byte(shortFDs)
-	if errors.Is(err, unix.ENOMEM) || errors.Is(err, unix.EAGAIN) {
-		what = shortMemory
-	}
-	c.Write([]byte{msgShort, what})
-	c.Close()
-}
-
-// short reports whether err is a lack of descriptors or memory.
-func short(err error) bool {
-	return errors.Is(err, errNoDescriptors) || errors.Is(err, unix.EMFILE) ||
-		errors.Is(err, unix.ENFILE) || errors.Is(err, unix.ENOMEM)
 }
 
 // passive reads the connection request on c, maps the segment it passes,
@@ -260,53 +173,12 @@ func (t *transport) passive(pl *portListener, c *net.UnixConn) {
 	c.SetReadDeadline(time.Time{})
 	req, err := parseRequest(msg)
 	remote, ok := t.parseConnName(c.RemoteAddr().String())
-	if err != nil || len(fds) != 1+numBells || !ok || req.protocol != pl.proto {
+	if err != nil || len(fds) != 1+numBells*handlesPerBell || !ok || req.protocol != pl.proto {
 		closeAll(fds)
 		c.Close()
 		return
 	}
-	seg, err := mapSegment(fds[0], req.ringSize)
-	closeAll(fds[:1])
-	if err != nil {
-		closeAll(fds[1:])
-		if short(err) {
-			answerShort(c, err)
-			return
-		}
-		c.Close()
-		return
-	}
-	var bells [numBells]*shmring.Doorbell
-	for i := range bells {
-		bells[i], err = bellFromFD(i, fds[1+i])
-		if err != nil {
-			for j := range bells[:i] {
-				bells[j].Close()
-			}
-			closeAll(fds[2+i:])
-			seg.unmap()
-			c.Close()
-			return
-		}
-	}
-	l := newLink(t, c, false, seg, bells)
-	l.local = netip.AddrPortFrom(pl.addr, pl.port)
-	l.remote = remote
-	l.pid = peerPID(c)
-	l.peerProbe, l.peerProbeAddr = req.probe, req.probeAddr
-	events, err := pl.l.Deliver(engine.ConnRequest{
-		Local: l.local, Remote: l.remote, Protocol: req.protocol,
-		IRD: req.ird, ORD: req.ord, PrivateData: req.pd,
-	}, l)
-	if err != nil {
-		l.send(appendReject(nil, nil), nil)
-		l.shutdown(nd.ErrConnectionRefused, false)
-		return
-	}
-	l.mu.Lock()
-	l.events = events
-	l.mu.Unlock()
-	l.startWatcher()
+	t.takeRequest(pl, c, req, fds, remote, peerPID(c))
 }
 
 func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engine.LinkEvents) (engine.Link, error) {
@@ -315,55 +187,36 @@ func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engi
 	}
 	raddr := &net.UnixAddr{Name: t.listenName(d.Remote.Addr().Unmap(), d.Protocol, d.Remote.Port()), Net: "unixpacket"}
 	var c *net.UnixConn
-	port := d.LocalPort
-	tries := 1
-	if port == 0 {
-		tries = ephemeralTries
-	}
-	for range tries {
-		p := port
-		if p == 0 {
-			p = ephemeral()
-		}
+	port, err := dialPort(d.LocalPort, func(p uint16) (err error) {
 		laddr := &net.UnixAddr{Name: t.connName(d.Local, p), Net: "unixpacket"}
-		var err error
 		c, err = net.DialUnix("unixpacket", laddr, raddr)
-		if err == nil {
-			port = p
-			break
-		}
 		switch {
-		case errors.Is(err, syscall.EADDRINUSE) && d.LocalPort == 0:
-			continue
+		case err == nil:
+			return nil
 		case errors.Is(err, syscall.EADDRINUSE):
-			return nil, &nd.OpError{Op: "Connect", Status: nd.ErrAddressAlreadyAssociated, Err: err}
+			return errPortTaken
 		case errors.Is(err, syscall.ECONNREFUSED) && !t.served(d.Remote.Addr().Unmap()):
-			return nil, &nd.OpError{Op: "Connect", Status: nd.ErrBadNetworkName, Err: err}
+			return &nd.OpError{Op: "Connect", Status: nd.ErrBadNetworkName, Err: err}
 		case short(err):
-			return nil, &nd.OpError{Op: "Connect", Status: nd.ErrInsufficientResources, Err: resourceError("socket", unwrapErrno(err))}
+			return &nd.OpError{Op: "Connect", Status: nd.ErrInsufficientResources, Err: resourceError("socket", unwrapErrno(err))}
 		default:
-			return nil, &nd.OpError{Op: "Connect", Status: nd.ErrConnectionRefused, Err: err}
+			return &nd.OpError{Op: "Connect", Status: nd.ErrConnectionRefused, Err: err}
 		}
-	}
-	if c == nil {
-		return nil, nd.ErrTooManyAddresses
+	})
+	if err != nil {
+		return nil, err
 	}
 	seg, memfd, err := newSegment(t.p.cfg.RingSize)
 	if err != nil {
 		c.Close()
 		return nil, &nd.OpError{Op: "Connect", Status: nd.ErrInsufficientResources, Err: resourceError("shared segment", unwrapErrno(err))}
 	}
-	var bells [numBells]*shmring.Doorbell
-	for i := range bells {
-		if bells[i], err = newBell(i); err != nil {
-			for j := range bells[:i] {
-				bells[j].Close()
-			}
-			closeAll([]int{memfd})
-			seg.unmap()
-			c.Close()
-			return nil, &nd.OpError{Op: "Connect", Status: nd.ErrInsufficientResources, Err: resourceError("eventfd", unwrapErrno(err))}
-		}
+	bells, err := newBells()
+	if err != nil {
+		closeAll([]int{memfd})
+		seg.unmap()
+		c.Close()
+		return nil, &nd.OpError{Op: "Connect", Status: nd.ErrInsufficientResources, Err: resourceError("eventfd", unwrapErrno(err))}
 	}
 	l := newLink(t, c, true, seg, bells)
 	l.local = netip.AddrPortFrom(d.Local, port)
@@ -374,10 +227,7 @@ func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engi
 		protocol: d.Protocol, ird: d.IRD, ord: d.ORD, ringSize: t.p.cfg.RingSize,
 		probeAddr: probeAddr(), probe: *probe, pd: d.PrivateData,
 	}
-	fds := []int{memfd}
-	for _, b := range bells {
-		fds = append(fds, b.Fd())
-	}
+	fds := appendBellHandles([]int{memfd}, bells)
 	err = l.send(req.append(nil), fds)
 	closeAll(fds[:1])
 	if err != nil {
@@ -386,32 +236,4 @@ func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engi
 	}
 	l.startWatcher()
 	return l, nil
-}
-
-// newBell creates doorbell i of a connection (handshake.go's order): the
-// data doorbells are raw, watched by the readiness sets of both sides
-// rather than by the Go runtime; the room doorbells are waited on by the
-// writer goroutines.
-func newBell(i int) (*shmring.Doorbell, error) {
-	if i == bellA2PData || i == bellP2AData {
-		return shmring.NewRawDoorbell()
-	}
-	return shmring.NewDoorbell()
-}
-
-// bellFromFD is newBell for a doorbell the peer passed.
-func bellFromFD(i, fd int) (*shmring.Doorbell, error) {
-	if i == bellA2PData || i == bellP2AData {
-		return shmring.RawDoorbellFromFD(fd)
-	}
-	return shmring.DoorbellFromFD(fd)
-}
-
-// unwrapErrno returns the system error err wraps, or err.
-func unwrapErrno(err error) error {
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		return errno
-	}
-	return err
 }

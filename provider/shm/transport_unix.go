@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"math/rand/v2"
 	"net"
 	"net/netip"
 	"os"
@@ -22,7 +21,6 @@ import (
 
 	"github.com/godirect/nd"
 	"github.com/godirect/nd/internal/engine"
-	"github.com/godirect/nd/internal/shmring"
 )
 
 // transport implements engine.Transport for every adapter of a Provider.
@@ -155,14 +153,6 @@ func (t *transport) takeReservation(l *link) *nameLock {
 	return r
 }
 
-// Ephemeral ports.
-const (
-	firstEphemeral = 49152
-	ephemeralTries = 256
-)
-
-func ephemeral() uint16 { return uint16(firstEphemeral + rand.IntN(65536-firstEphemeral)) }
-
 // portListener is one listening Unix socket and its name lock.
 type portListener struct {
 	t     *transport
@@ -180,41 +170,23 @@ func (t *transport) Listen(l *engine.Listener, addr netip.Addr, protocol int, po
 	if err != nil {
 		return 0, &nd.OpError{Op: "Listen", Status: nd.ErrInsufficientResources, Err: err}
 	}
-	tries := 1
-	if port == 0 {
-		tries = ephemeralTries
-	}
-	for range tries {
-		p := port
-		if p == 0 {
-			p = ephemeral()
-		}
+	return t.listen(port, func(p uint16) (*portListener, error) {
 		name := t.listenName(prefix, addr, protocol, p)
 		lock, err := lockExclusive(name + ".lock")
-		if errors.Is(err, errNameTaken) {
-			continue
-		}
-		if err != nil {
-			return 0, &nd.OpError{Op: "Listen", Status: nd.ErrInsufficientResources, Err: err}
+		switch {
+		case errors.Is(err, errNameTaken):
+			return nil, errPortTaken
+		case err != nil:
+			return nil, &nd.OpError{Op: "Listen", Status: nd.ErrInsufficientResources, Err: err}
 		}
 		os.Remove(name) // a socket its last holder left behind
 		ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: name, Net: "unix"})
 		if err != nil {
 			lock.release()
-			return 0, &nd.OpError{Op: "Listen", Status: nd.ErrInsufficientResources, Err: err}
+			return nil, &nd.OpError{Op: "Listen", Status: nd.ErrInsufficientResources, Err: err}
 		}
-		pl := &portListener{t: t, l: l, ln: ln, lock: lock, addr: addr, port: p, proto: protocol}
-		t.mu.Lock()
-		t.listeners[l] = pl
-		t.mu.Unlock()
-		pl.wg.Add(1)
-		go pl.serve()
-		return p, nil
-	}
-	if port == 0 {
-		return 0, nd.ErrTooManyAddresses
-	}
-	return 0, nd.ErrAddressAlreadyExists
+		return &portListener{t: t, l: l, ln: ln, lock: lock, addr: addr, port: p, proto: protocol}, nil
+	})
 }
 
 func (t *transport) Unlisten(l *engine.Listener) {
@@ -227,66 +199,6 @@ func (t *transport) Unlisten(l *engine.Listener) {
 		pl.wg.Wait()
 		pl.lock.release()
 	}
-}
-
-// serve accepts connections until the listener closes; each runs the
-// passive side of the setup in its own goroutine.
-//
-// Out of descriptors, it answers the waiting connection that it cannot
-// serve it (short), through a descriptor it keeps spare for that, so that
-// the peer's Connect fails at once with ND_INSUFFICIENT_RESOURCES; without
-// a spare it waits a little before it tries again.
-func (pl *portListener) serve() {
-	defer pl.wg.Done()
-	spare, _ := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	defer func() {
-		if spare >= 0 {
-			unix.Close(spare)
-		}
-	}()
-	for {
-		c, err := pl.ln.AcceptUnix()
-		if err == nil {
-			go pl.t.passive(pl, c)
-			continue
-		}
-		if errors.Is(err, net.ErrClosed) {
-			return
-		}
-		if !errors.Is(err, unix.EMFILE) && !errors.Is(err, unix.ENFILE) {
-			time.Sleep(acceptBackoff)
-			continue
-		}
-		if spare < 0 {
-			time.Sleep(acceptBackoff)
-			spare, _ = unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-			continue
-		}
-		unix.Close(spare)
-		if c, err := pl.ln.AcceptUnix(); err == nil {
-			c.SetWriteDeadline(time.Now().Add(pl.t.p.cfg.HandshakeTimeout))
-			writeFrame(c, []byte{msgShort, shortFDs}, nil)
-			c.Close()
-		}
-		spare, _ = unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	}
-}
-
-// answerShort tells the active side of c that this side lacks the resource
-// named by err to serve its request, and closes c.
-func answerShort(c *net.UnixConn, err error) {
-	what := byte(shortFDs)
-	if errors.Is(err, unix.ENOMEM) || errors.Is(err, unix.EAGAIN) {
-		what = shortMemory
-	}
-	writeFrame(c, []byte{msgShort, what}, nil)
-	c.Close()
-}
-
-// short reports whether err is a lack of descriptors or memory.
-func short(err error) bool {
-	return errors.Is(err, errNoDescriptors) || errors.Is(err, unix.EMFILE) ||
-		errors.Is(err, unix.ENFILE) || errors.Is(err, unix.ENOMEM)
 }
 
 // passive reads the connection request on c, maps the segment it passes,
@@ -319,50 +231,7 @@ func (t *transport) passive(pl *portListener, c *net.UnixConn) {
 		c.Close()
 		return
 	}
-	seg, err := mapSegment(fds[0], req.ringSize)
-	closeAll(fds[:1])
-	if err != nil {
-		closeAll(fds[1:])
-		if short(err) {
-			answerShort(c, err)
-			return
-		}
-		c.Close()
-		return
-	}
-	var bells [numBells]*shmring.Doorbell
-	for i := range bells {
-		// Each doorbell is a pipe: its read end, then its write end; the
-		// doorbell owns both from here, also when it refuses them.
-		bells[i], err = shmring.PipeBellFromFDs(fds[1+2*i], fds[2+2*i])
-		if err != nil {
-			for j := range bells[:i] {
-				bells[j].Close()
-			}
-			closeAll(fds[3+2*i:])
-			seg.unmap()
-			c.Close()
-			return
-		}
-	}
-	l := newLink(t, c, false, seg, bells)
-	l.local = netip.AddrPortFrom(pl.addr, pl.port)
-	l.remote = remote
-	l.pid = pid
-	l.peerProbe, l.peerProbeAddr = req.probe, req.probeAddr
-	events, err := pl.l.Deliver(engine.ConnRequest{
-		Local: l.local, Remote: l.remote, Protocol: req.protocol,
-		IRD: req.ird, ORD: req.ord, PrivateData: req.pd,
-	}, l)
-	if err != nil {
-		l.send(appendReject(nil, nil), nil)
-		l.shutdown(nd.ErrConnectionRefused, false)
-		return
-	}
-	l.mu.Lock()
-	l.events = events
-	l.mu.Unlock()
-	l.startWatcher()
+	t.takeRequest(pl, c, req, fds, remote, pid)
 }
 
 func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engine.LinkEvents) (engine.Link, error) {
@@ -374,31 +243,19 @@ func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engi
 	if err != nil {
 		return nil, &nd.OpError{Op: "Connect", Status: nd.ErrInsufficientResources, Err: err}
 	}
-	port := d.LocalPort
-	tries := 1
-	if port == 0 {
-		tries = ephemeralTries
-	}
 	var hold *nameLock
-	for range tries {
-		p := port
-		if p == 0 {
-			p = ephemeral()
+	port, err := dialPort(d.LocalPort, func(p uint16) (err error) {
+		hold, err = lockExclusive(t.connLockName(prefix, d.Local, p))
+		switch {
+		case errors.Is(err, errNameTaken):
+			return errPortTaken
+		case err != nil:
+			return &nd.OpError{Op: "Connect", Status: nd.ErrInsufficientResources, Err: resourceError("open", unwrapErrno(err))}
 		}
-		lock, err := lockExclusive(t.connLockName(prefix, d.Local, p))
-		if err == nil {
-			hold, port = lock, p
-			break
-		}
-		if !errors.Is(err, errNameTaken) {
-			return nil, &nd.OpError{Op: "Connect", Status: nd.ErrInsufficientResources, Err: resourceError("open", unwrapErrno(err))}
-		}
-	}
-	if hold == nil {
-		if d.LocalPort != 0 {
-			return nil, &nd.OpError{Op: "Connect", Status: nd.ErrAddressAlreadyAssociated}
-		}
-		return nil, nd.ErrTooManyAddresses
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	var dialer net.Dialer
 	nc, err := dialer.DialContext(ctx, "unix", t.listenName(prefix, ra, d.Protocol, d.Remote.Port()))
@@ -429,16 +286,11 @@ func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engi
 	if err != nil {
 		return fail("shared segment", err)
 	}
-	var bells [numBells]*shmring.Doorbell
-	for i := range bells {
-		if bells[i], err = shmring.NewDoorbell(); err != nil {
-			for j := range bells[:i] {
-				bells[j].Close()
-			}
-			closeAll([]int{segfd})
-			seg.unmap()
-			return fail("pipe", err)
-		}
+	bells, err := newBells()
+	if err != nil {
+		closeAll([]int{segfd})
+		seg.unmap()
+		return fail("pipe", err)
 	}
 	l := newLink(t, c, true, seg, bells)
 	l.local = netip.AddrPortFrom(d.Local, port)
@@ -452,11 +304,7 @@ func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engi
 		protocol: d.Protocol, ird: d.IRD, ord: d.ORD, ringSize: t.p.cfg.RingSize,
 		probeAddr: probeAddr(), probe: *probe, pd: d.PrivateData,
 	}
-	fds := []int{segfd}
-	for _, b := range bells {
-		r, w := b.Fds()
-		fds = append(fds, r, w)
-	}
+	fds := appendBellHandles([]int{segfd}, bells)
 	err = l.send(appendActive(req.append(nil), netip.AddrPortFrom(d.Local, port)), fds)
 	closeAll(fds[:1])
 	if err != nil {
@@ -465,13 +313,4 @@ func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engi
 	}
 	l.startWatcher()
 	return l, nil
-}
-
-// unwrapErrno returns the system error err wraps, or err.
-func unwrapErrno(err error) error {
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		return errno
-	}
-	return err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/netip"
 	"slices"
 	"sync"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/godirect/nd"
 	"github.com/godirect/nd/internal/engine"
-	"github.com/godirect/nd/internal/shmring"
 	"github.com/godirect/nd/internal/winipc"
 )
 
@@ -112,14 +110,6 @@ func (t *transport) reservePort(addr netip.Addr, p uint16) (windows.Handle, bool
 	return h, err == nil
 }
 
-// Ephemeral ports.
-const (
-	firstEphemeral = 49152
-	ephemeralTries = 256
-)
-
-func ephemeral() uint16 { return uint16(firstEphemeral + rand.IntN(65536-firstEphemeral)) }
-
 // portListener is one listening pipe name.
 type portListener struct {
 	t     *transport
@@ -132,34 +122,16 @@ type portListener struct {
 }
 
 func (t *transport) Listen(l *engine.Listener, addr netip.Addr, protocol int, port uint16) (uint16, error) {
-	tries := 1
-	if port == 0 {
-		tries = ephemeralTries
-	}
-	for range tries {
-		p := port
-		if p == 0 {
-			p = ephemeral()
-		}
+	return t.listen(port, func(p uint16) (*portListener, error) {
 		ln, err := winipc.Listen(t.listenName(addr, protocol, p))
-		if err != nil {
-			if errors.Is(err, winipc.ErrNameInUse) {
-				continue
-			}
-			return 0, &nd.OpError{Op: "Listen", Status: nd.ErrInsufficientResources, Err: err}
+		switch {
+		case errors.Is(err, winipc.ErrNameInUse):
+			return nil, errPortTaken
+		case err != nil:
+			return nil, &nd.OpError{Op: "Listen", Status: nd.ErrInsufficientResources, Err: err}
 		}
-		pl := &portListener{t: t, l: l, ln: ln, addr: addr, port: p, proto: protocol}
-		t.mu.Lock()
-		t.listeners[l] = pl
-		t.mu.Unlock()
-		pl.wg.Add(1)
-		go pl.serve()
-		return p, nil
-	}
-	if port == 0 {
-		return 0, nd.ErrTooManyAddresses
-	}
-	return 0, nd.ErrAddressAlreadyExists
+		return &portListener{t: t, l: l, ln: ln, addr: addr, port: p, proto: protocol}, nil
+	})
 }
 
 func (t *transport) Unlisten(l *engine.Listener) {
@@ -237,7 +209,7 @@ func (t *transport) passive(pl *portListener, pc *winipc.Conn) {
 	if ok {
 		req, err = parseRequest(body)
 	}
-	if req == nil || err != nil || len(hs) != 1+numBells || req.protocol != pl.proto {
+	if req == nil || err != nil || len(hs) != 1+numBells*handlesPerBell || req.protocol != pl.proto {
 		closeAll(hs)
 		fail()
 		return
@@ -252,37 +224,13 @@ func (t *transport) passive(pl *portListener, pc *winipc.Conn) {
 		fail()
 		return
 	}
-	var bells [numBells]*shmring.Doorbell
-	for i := range bells {
-		bells[i], err = shmring.DoorbellFromHandle(hs[1+i])
-		if err != nil {
-			for j := range bells[:i] {
-				bells[j].Close()
-			}
-			closeAll(hs[2+i:])
-			seg.unmap()
-			fail()
-			return
-		}
-	}
-	l := newLink(t, c, false, seg, bells)
-	l.local = netip.AddrPortFrom(pl.addr, pl.port)
-	l.remote = remote
-	l.pid = c.proc
-	l.peerProbe, l.peerProbeAddr = req.probe, req.probeAddr
-	events, err := pl.l.Deliver(engine.ConnRequest{
-		Local: l.local, Remote: l.remote, Protocol: req.protocol,
-		IRD: req.ird, ORD: req.ord, PrivateData: req.pd,
-	}, l)
+	bells, err := bellsFromHandles(hs[1:])
 	if err != nil {
-		l.send(appendReject(nil, nil), nil)
-		l.shutdown(nd.ErrConnectionRefused, false)
+		seg.unmap()
+		fail()
 		return
 	}
-	l.mu.Lock()
-	l.events = events
-	l.mu.Unlock()
-	l.startWatcher()
+	t.deliver(pl, c, req, seg, bells, remote, c.proc)
 }
 
 func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engine.LinkEvents) (engine.Link, error) {
@@ -290,27 +238,17 @@ func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engi
 	if !ra.IsLoopback() || (!slices.Contains(t.p.cfg.Addresses, ra) && !t.served(ra)) {
 		return nil, nd.ErrBadNetworkName
 	}
-	port := d.LocalPort
-	tries := 1
-	if port == 0 {
-		tries = ephemeralTries
-	}
 	var hold windows.Handle
-	for range tries {
-		p := port
-		if p == 0 {
-			p = ephemeral()
+	port, err := dialPort(d.LocalPort, func(p uint16) error {
+		h, ok := t.reservePort(d.Local, p)
+		if !ok {
+			return errPortTaken
 		}
-		if h, ok := t.reservePort(d.Local, p); ok {
-			hold, port = h, p
-			break
-		}
-	}
-	if hold == 0 {
-		if d.LocalPort != 0 {
-			return nil, &nd.OpError{Op: "Connect", Status: nd.ErrAddressAlreadyAssociated}
-		}
-		return nil, nd.ErrTooManyAddresses
+		hold = h
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	pc, err := winipc.Dial(ctx, t.listenName(ra, d.Protocol, d.Remote.Port()))
 	if err != nil {
@@ -339,15 +277,10 @@ func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engi
 	if err != nil {
 		return fail("shared segment", err)
 	}
-	var bells [numBells]*shmring.Doorbell
-	for i := range bells {
-		if bells[i], err = shmring.NewDoorbell(); err != nil {
-			for j := range bells[:i] {
-				bells[j].Close()
-			}
-			seg.unmap()
-			return fail("event", err)
-		}
+	bells, err := newBells()
+	if err != nil {
+		seg.unmap()
+		return fail("event", err)
 	}
 	l := newLink(t, c, true, seg, bells)
 	l.local = netip.AddrPortFrom(d.Local, port)
@@ -359,10 +292,7 @@ func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engi
 		probeAddr: probeAddr(), probe: *probe, pd: d.PrivateData,
 	}
 	b := appendActive(req.append(nil), netip.AddrPortFrom(d.Local, port))
-	hs := []osHandle{sech}
-	for _, bell := range bells {
-		hs = append(hs, bell.Handle())
-	}
+	hs := appendBellHandles([]osHandle{sech}, bells)
 	if err := l.send(b, hs); err != nil {
 		l.shutdown(nd.ErrConnectionAborted, false)
 		return nil, &nd.OpError{Op: "Connect", Status: nd.ErrConnectionRefused, Err: err}

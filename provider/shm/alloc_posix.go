@@ -1,4 +1,4 @@
-//go:build darwin || freebsd || (linux && shmportable)
+//go:build linux || darwin || freebsd
 
 package shm
 
@@ -10,14 +10,16 @@ import (
 )
 
 // AllocateMemory returns size bytes inside a shared-memory segment of their
-// own (an unlinked temporary file mapped MAP_SHARED), zeroed, for the
+// own (a file that nothing names, mapped MAP_SHARED: a sealed memfd on
+// Linux, an unlinked temporary file on macOS and FreeBSD), zeroed, for the
 // application to register. When a memory window over such memory is bound
 // on a shared-memory connection, the file is passed to the peer once, and
 // the peer's Reads and Writes into the window become a plain copy()
 // between its buffers and its own mapping of the segment: one copy, no
-// system call, no goroutine of this process involved. On macOS and FreeBSD
-// this is the only one-sided path (copies into other memory go through the
-// rings).
+// system call, no goroutine of this process involved, and on Linux no need
+// for the kernel to let the peer use process_vm_readv / process_vm_writev
+// on this process. On macOS and FreeBSD this is the only one-sided path
+// (copies into other memory go through the rings).
 //
 // The memory is not Go heap memory: it does not move and the garbage
 // collector does not free it. Release it with FreeMemory once no
@@ -78,9 +80,8 @@ func FreeMemory(b []byte) error {
 }
 
 // allocationOf returns the allocation that holds all of buf: its id, size
-// and buf's offset in it, and with dup a duplicate of its file's
-// descriptor (the caller closes it); ok is false if buf is not in one (or
-// the dup failed).
+// and buf's offset in it, and with dup a duplicate of its descriptor (the
+// caller closes it); ok is false if buf is not in one (or the dup failed).
 func allocationOf(buf []byte, dup bool) (id uint32, size int, off uint64, fd int, ok bool) {
 	allocs.mu.Lock()
 	defer allocs.mu.Unlock()

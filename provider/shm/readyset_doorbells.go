@@ -1,26 +1,30 @@
+//go:build windows || darwin || freebsd || (linux && shmportable)
+
 package shm
 
 import (
-	"errors"
-	"fmt"
-	"os"
 	"sync"
-
-	"golang.org/x/sys/windows"
 
 	"github.com/godirect/nd/internal/shmring"
 )
 
-// The readiness set's waiting side on Windows, which has no epoll for
-// events: a goroutine per link waits on the link's inbound data doorbell
-// (an auto-reset event, so a ring while nobody waits is kept for the next
-// wait) and queues the link's slot and generation once in the set's ready
-// list; a wait of the set takes what the list holds, and a blocking one
-// sleeps on a channel that queuing and wake signal. The waiting goroutine
-// ends when the doorbell closes (the link's cleanup, after remove): what
-// it queues meanwhile names a slot whose generation has moved on, or a set
-// that was closed, and is ignored. Each waiting goroutine holds an OS
-// thread in WaitForSingleObject while its link is idle.
+// The readiness set's waiting side where there is no epoll to ask (Windows,
+// macOS and FreeBSD, and Linux with the build tag shmportable, which tests
+// that code there): a goroutine per link waits on the link's inbound data
+// doorbell and queues the link's slot and generation once in the set's
+// ready list; a wait of the set takes what the list holds, and a blocking
+// one sleeps on a channel that queuing and wake signal. The waiting
+// goroutine ends when the doorbell closes (the link's cleanup, after
+// remove): what it queues meanwhile names a slot whose generation has moved
+// on, or a set that was closed, and is ignored.
+//
+// On Windows the doorbell is an auto-reset event (a ring while nobody waits
+// is kept for the next wait), and each waiting goroutine holds an OS thread
+// in WaitForSingleObject while its link is idle. Elsewhere it is a pipe
+// registered with the Go runtime's poller, so an idle link's goroutine is
+// parked in the runtime's kqueue or epoll, not in a thread of its own; a
+// kqueue of the set's own, as Linux's epoll, would save the goroutine's hop
+// on a ring.
 
 // readyEvent is one rung doorbell: Fd is the link's slot, Pad its
 // generation (the names are epoll's, as on Linux).
@@ -125,16 +129,4 @@ func (s readySet) wait(out []readyEvent, timeout int, clearWake bool) []readyEve
 		r.mu.Unlock()
 		<-r.signal
 	}
-}
-
-// resourceError names the resource a failed system call ran out of, when
-// it did: handles or memory.
-func resourceError(call string, err error) error {
-	switch {
-	case errors.Is(err, windows.ERROR_NO_SYSTEM_RESOURCES), errors.Is(err, windows.ERROR_TOO_MANY_OPEN_FILES):
-		return fmt.Errorf("%s: out of handles or system resources: %w", call, err)
-	case errors.Is(err, windows.ERROR_NOT_ENOUGH_MEMORY), errors.Is(err, windows.ERROR_OUTOFMEMORY), errors.Is(err, windows.ERROR_COMMITMENT_LIMIT):
-		return fmt.Errorf("%s: out of memory: %w", call, err)
-	}
-	return os.NewSyscallError(call, err)
 }

@@ -1,28 +1,15 @@
-//go:build darwin || freebsd || (linux && shmportable)
+//go:build linux || darwin || freebsd
 
 package shm
 
 import (
-	"golang.org/x/sys/unix"
-
 	"github.com/godirect/nd"
+	"golang.org/x/sys/unix"
 )
 
-// A segment the peer passes here (the connection's, or an AllocateMemory
-// one) is an unlinked regular file. It is mapped only if it is one of
-// exactly the announced size; unlike Linux's sealed memfds, nothing stops
-// the peer from shrinking it afterwards, which would make this process's
-// accesses to the lost pages fault (SIGBUS, which the Go runtime turns
-// into a crash). The peer is a process of the same user (setup_unix.go),
-// which could harm this one in other ways too; docs/shm-transport.md says
-// so.
-
-// closeShared closes the duplicate of an AllocateMemory segment's file
-// that allocationOf returned, once it is passed to the peer.
-func closeShared(fd osHandle) { unix.Close(fd) }
-
 // takeSegment maps a segment the peer passed, after checking that it is a
-// regular file of exactly the announced size. It closes fds.
+// file of exactly the announced size that it cannot shrink where the
+// system can seal (fixedSizeFile). It closes fds.
 func (l *link) takeSegment(msg []byte, fds []osHandle) bool {
 	defer closeAll(fds)
 	if len(msg) != 13 || len(fds) != 1 {
@@ -32,7 +19,7 @@ func (l *link) takeSegment(msg []byte, fds []osHandle) bool {
 	if id == 0 || size == 0 || size > uint64(Info.MaxRegistrationSize) {
 		return false
 	}
-	if !regularOfSize(fds[0], size) {
+	if !fixedSizeFile(fds[0], size) {
 		return false
 	}
 	l.segMu.Lock()
@@ -42,7 +29,7 @@ func (l *link) takeSegment(msg []byte, fds []osHandle) bool {
 	}
 	mem, err := unix.Mmap(fds[0], 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err == unix.ENOMEM {
-		return true // out of memory or mappings: copies go through the ring instead
+		return true // out of memory or mappings: copies go by process_vm (Linux) or the ring instead
 	}
 	if err != nil {
 		return false
@@ -53,6 +40,10 @@ func (l *link) takeSegment(msg []byte, fds []osHandle) bool {
 	l.peerSegs[id] = mem
 	return true
 }
+
+// closeShared closes the duplicate of an AllocateMemory segment's descriptor
+// that allocationOf returned, once it is passed to the peer.
+func closeShared(fd osHandle) { unix.Close(fd) }
 
 // unmapPeerSegments releases the peer's segments (cleanup).
 func (l *link) unmapPeerSegments() {
@@ -65,10 +56,14 @@ func (l *link) unmapPeerSegments() {
 }
 
 // pullSegments maps the segments whose messages wait on the socket, without
-// blocking, and reports whether it took any (see segpass_linux.go: the
-// peer passes a segment before it names it, so its message is waiting,
-// unless the watcher has just taken it). A message of another kind, or
-// one not all there yet, stays for the watcher.
+// blocking, and reports whether it took any. A side calls it when the peer
+// names a segment it has not mapped (in its window table, or in a Send by
+// rendezvous): the peer passes a segment before it names it, so the
+// message is waiting (or the watcher has just taken it). The watcher alone
+// would leave such a copy to process_vm (Linux) or the ring for as long as
+// the Go scheduler does not run it, which is up to a scheduler tick (about
+// 10 ms) when the application polls on the same processor. A message of
+// another kind, or one not all there yet, stays for the watcher.
 func (l *link) pullSegments() bool {
 	rc, err := l.conn.SyscallConn()
 	if err != nil {
