@@ -3,7 +3,6 @@
 package shm_test
 
 import (
-	"runtime"
 	"testing"
 	"time"
 
@@ -60,16 +59,3 @@ func TestConformanceRing(t *testing.T) {
 }
 
 func ndtestRun(t *testing.T, p nd.Provider) { ndtest.Run(t, p) }
-
-// settle polls until f reports true or 10s pass.
-func settle(f func() bool) bool {
-	deadline := time.Now().Add(10 * time.Second)
-	for !f() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		runtime.Gosched()
-		time.Sleep(time.Millisecond) // polling interval, not synchronisation
-	}
-	return true
-}

@@ -33,3 +33,6 @@ func SetWatchdogHook(f func()) {
 // memory (no one-sided copy by address, no Send by rendezvous: ring mode),
 // or nil where it can.
 func ProcessMemoryError() error { return selfProbe() }
+
+// SpinUntil polls until f reports true or 10 s pass, and reports which.
+var SpinUntil = spinUntil

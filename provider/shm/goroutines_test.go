@@ -30,7 +30,7 @@ func TestIdleConnectionsGoroutines(t *testing.T) {
 	// Per provider: the progress goroutine and the listener's; per link
 	// (2n): the watcher.
 	limit := before + 2*n + 2
-	if !settle(func() bool { return runtime.NumGoroutine() <= limit }) {
+	if !shm.SpinUntil(func() bool { return runtime.NumGoroutine() <= limit }) {
 		buf := make([]byte, 1<<20)
 		t.Fatalf("%d goroutines for %d idle connections in one process (before: %d, want at most %d)\n%s",
 			runtime.NumGoroutine(), n, before, limit, buf[:runtime.Stack(buf, true)])
@@ -44,7 +44,7 @@ func TestIdleConnectionsGoroutines(t *testing.T) {
 	fired := make(chan error, 1)
 	go func() { fired <- ps.PassiveCQ.Notify(ctx, nd.NotifyAny) }()
 	// The waiting Notify: its own goroutine, nothing more, once it parked.
-	if !settle(func() bool { return notifyParked() || len(fired) > 0 }) || len(fired) > 0 {
+	if !shm.SpinUntil(func() bool { return notifyParked() || len(fired) > 0 }) || len(fired) > 0 {
 		buf := make([]byte, 1<<20)
 		t.Fatalf("Notify did not wait (returned: %d)\n%s", len(fired), buf[:runtime.Stack(buf, true)])
 	}

@@ -62,7 +62,7 @@ func dialFakeProbe(t *testing.T, p *Provider, addr netip.Addr, port uint16, with
 		if f.bells[i], err = shmring.NewDoorbell(); err != nil {
 			t.Fatal(err)
 		}
-		fds = append(fds, bellHandles(f.bells[i])...)
+		fds = appendBellHandle(fds, f.bells[i])
 	}
 	req := request{ird: 4, ord: 4, ringSize: p.cfg.RingSize}
 	if withProbe {

@@ -9,7 +9,6 @@ import (
 
 	"golang.org/x/sys/windows"
 
-	"github.com/godirect/nd/internal/shmring"
 	"github.com/godirect/nd/internal/winipc"
 )
 
@@ -37,9 +36,6 @@ func fakeConnect(t *testing.T, tr *transport, local netip.AddrPort, port uint16)
 func fakeRequestBody(req *request, local netip.AddrPort) []byte {
 	return appendActive(req.append(nil), local)
 }
-
-// bellHandles are what passes a doorbell to the peer: its event.
-func bellHandles(b *shmring.Doorbell) []osHandle { return []osHandle{b.Handle()} }
 
 // releaseSegmentHandle leaves the section's handle to the segment, which
 // keeps it for the peer to take.

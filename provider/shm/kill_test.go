@@ -36,7 +36,7 @@ func TestPeerKilled(t *testing.T) {
 			t.Run("kill", func(t *testing.T) { killMidTransfer(t, mode) })
 			// One presence socket per address a provider announced lives as
 			// long as the process.
-			if !settle(func() bool { return openFDs(t) <= fds+1 && runtime.NumGoroutine() <= gs }) {
+			if !shm.SpinUntil(func() bool { return openFDs(t) <= fds+1 && runtime.NumGoroutine() <= gs }) {
 				buf := make([]byte, 1<<20)
 				t.Fatalf("leak: %d descriptors (before: %d), %d goroutines (before: %d)\n%s",
 					openFDs(t), fds, runtime.NumGoroutine(), gs, buf[:runtime.Stack(buf, true)])
@@ -82,7 +82,7 @@ func killMidTransfer(t *testing.T, mode shm.OneSided) {
 	start := time.Now()
 	seen := map[*nd.Result]bool{}
 	out := make([]*nd.Result, 16)
-	if !settle(func() bool {
+	if !shm.SpinUntil(func() bool {
 		for _, cq := range []nd.CompletionQueue{a.InCQ, a.OutCQ} {
 			n := cq.GetResults(out)
 			for _, r := range out[:n] {
@@ -137,7 +137,7 @@ func TestStoppedPeerTimesOut(t *testing.T) {
 	}
 	out := make([]*nd.Result, 1)
 	var done time.Duration
-	if !settle(func() bool {
+	if !shm.SpinUntil(func() bool {
 		if a.OutCQ.GetResults(out) == 0 {
 			return false
 		}

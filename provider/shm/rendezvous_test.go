@@ -175,7 +175,7 @@ func TestRendezvousCloseMidStream(t *testing.T) {
 		}
 		t.Logf("completions: %v", statuses)
 	})
-	if !settle(func() bool { return runtime.NumGoroutine() <= gs }) {
+	if !shm.SpinUntil(func() bool { return runtime.NumGoroutine() <= gs }) {
 		buf := make([]byte, 1<<20)
 		t.Fatalf("%d goroutines (before: %d)\n%s", runtime.NumGoroutine(), gs, buf[:runtime.Stack(buf, true)])
 	}
