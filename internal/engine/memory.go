@@ -182,12 +182,49 @@ func (ep *Endpoint) AccessFault(token uint32, addr uint64, length int, write boo
 // Invalidate and Close: once an invalidation is reported, no piece lands.
 // It allocates nothing.
 func (ep *Endpoint) WriteAt(token uint32, addr uint64, data []byte) Fault {
+	return ep.copyAt(token, addr, data, true)
+}
+
+// ReadAt copies into dst the bytes at addr in the window named by token,
+// as the next piece of the response to an inbound RDMA Read that leaves
+// in several pieces, if the window still allows it (the checks of Access),
+// and says why not otherwise. The check and the copy are one step with
+// respect to Bind, Invalidate and Close: once an invalidation is reported,
+// no byte of the window is read. It allocates nothing.
+func (ep *Endpoint) ReadAt(token uint32, addr uint64, dst []byte) Fault {
+	return ep.copyAt(token, addr, dst, false)
+}
+
+// copyAt is WriteAt (write: b into the window) and ReadAt (the window into
+// b).
+func (ep *Endpoint) copyAt(token uint32, addr uint64, b []byte, write bool) Fault {
 	a := ep.a
 	a.windowMu.RLock()
 	defer a.windowMu.RUnlock()
-	mem, f := ep.accessLocked(token, addr, len(data), true)
+	mem, f := ep.accessLocked(token, addr, len(b), write)
+	switch {
+	case f != FaultNone:
+	case write:
+		copy(mem, b)
+	default:
+		copy(b, mem)
+	}
+	return f
+}
+
+// AccessWith calls use with the bytes [addr, addr+length) of the window
+// named by token if the window allows the access (the checks of Access),
+// and says why not otherwise. The window stays as it is while use runs:
+// Bind, Invalidate and Close of it wait, so once an invalidation is
+// reported no use of its bytes is still running. use must not call back
+// into the adapter's windows. It allocates nothing itself.
+func (ep *Endpoint) AccessWith(token uint32, addr uint64, length int, write bool, use func(mem []byte)) Fault {
+	a := ep.a
+	a.windowMu.RLock()
+	defer a.windowMu.RUnlock()
+	mem, f := ep.accessLocked(token, addr, length, write)
 	if f == FaultNone {
-		copy(mem, data)
+		use(mem)
 	}
 	return f
 }

@@ -180,6 +180,7 @@ type Producer struct {
 	// goes and what Publish stores there.
 	gate    uint64
 	gateHdr uint64
+	last    uint64 // pos before the last Reserve (Unreserve)
 }
 
 // NewProducer returns the producer of a new ring in mem (Size(dataSize)
@@ -253,6 +254,7 @@ func (p *Producer) Fits(n int) (bool, error) {
 // Publish. It returns nil and no error when the ring has no room now, and
 // ErrTooLarge for a payload over MaxPayload or a type out of range.
 func (p *Producer) Reserve(typ, aux uint16, n int) ([]byte, error) {
+	p.last = p.pos
 	if n < 0 || n > p.MaxPayload() || typ == typePad || typ > MaxType {
 		return nil, ErrTooLarge
 	}
@@ -272,6 +274,23 @@ func (p *Producer) Reserve(typ, aux uint16, n int) ([]byte, error) {
 	// record's header is stored there.
 	storeUnordered(p.r.header(p.pos&p.r.mask), 0)
 	return p.r.data[idx+HeaderSize : idx+HeaderSize+uint64(n) : idx+HeaderSize+uint64(n)], nil
+}
+
+// Unreserve takes back the record the last Reserve appended (and the pad
+// before it), which must not be published yet: the next Reserve takes its
+// place. It does nothing after a Publish or when the last Reserve
+// returned nil.
+func (p *Producer) Unreserve() {
+	if p.last < p.published || p.last >= p.pos {
+		return
+	}
+	p.pos = p.last
+	if p.pos != p.published {
+		// The record's header (or its pad's) was stored: make the word
+		// read as "not ready" again. The first record of a publication
+		// keeps its header for Publish, which now does nothing.
+		storeUnordered(p.r.header(p.pos&p.r.mask), 0)
+	}
 }
 
 // putHeader stores the header of the record at pos, or keeps it for

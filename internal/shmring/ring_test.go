@@ -333,3 +333,80 @@ func TestConsumedAndAbandon(t *testing.T) {
 		t.Fatalf("a head past what was published: %v, want ErrCorrupt", err)
 	}
 }
+
+// TestUnreserve: a record taken back is never seen, whether it was the
+// first of its publication (its header kept for Publish), a later one
+// (its header stored) or one behind a pad; the next record takes its
+// place; Unreserve does nothing after a Reserve that found no room or
+// after Publish.
+func TestUnreserve(t *testing.T) {
+	mem := newMem(MinDataSize)
+	p, _ := NewProducer(mem, nil)
+	c, _ := NewConsumer(mem, nil)
+	expect := func(want ...uint16) {
+		t.Helper()
+		for _, aux := range want {
+			r, ok, err := c.Next()
+			if err != nil || !ok || r.Type != 1 || r.Aux != aux || len(r.Payload) != int(aux)%200 {
+				t.Fatalf("record aux %d: ok=%v err=%v type %d aux %d len %d", aux, ok, err, r.Type, r.Aux, len(r.Payload))
+			}
+			for _, x := range r.Payload {
+				if x != byte(aux) {
+					t.Fatalf("record aux %d: byte %d", aux, x)
+				}
+			}
+		}
+		if r, ok, err := c.Next(); ok || err != nil {
+			t.Fatalf("after %v: a record more (type %d aux %d) or err %v", want, r.Type, r.Aux, err)
+		}
+		c.Publish()
+	}
+	put := func(aux uint16) bool {
+		b, err := p.Reserve(1, aux, int(aux)%200)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range b {
+			b[i] = byte(aux)
+		}
+		return b != nil
+	}
+	aux := uint16(1)
+	for lap := 0; lap < 400; lap++ {
+		// First of a publication, taken back and replaced.
+		put(9999)
+		p.Unreserve()
+		p.Unreserve() // twice: nothing more
+		a, b := aux, aux+1
+		aux += 2
+		put(a)
+		// A later record taken back; the one after it takes its place.
+		put(9999)
+		p.Unreserve()
+		put(b)
+		p.Publish()
+		p.Unreserve() // after Publish: nothing
+		expect(a, b)
+		// A later record taken back and nothing after it.
+		put(a)
+		put(9999)
+		p.Unreserve()
+		p.Publish()
+		expect(a)
+		if aux > 60000 {
+			aux = 1
+		}
+	}
+	// No room: Unreserve after a nil Reserve leaves the earlier records.
+	n := 0
+	for put(uint16(1000 + n)) {
+		n++
+	}
+	p.Unreserve()
+	p.Publish()
+	want := make([]uint16, n)
+	for i := range want {
+		want[i] = uint16(1000 + i)
+	}
+	expect(want...)
+}

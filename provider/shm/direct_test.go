@@ -437,3 +437,115 @@ func TestSegmentPulledByReceiver(t *testing.T) {
 		t.Fatalf("%d Sends went through the mapping, want 1", n)
 	}
 }
+
+// TestInvalidateFencesReads: the initiator streams Reads of a window while
+// the target invalidates it and then overwrites the window's bytes. No
+// Read that completes with success carries a byte written after the
+// Invalidate's completion was reaped: a response is read from the window
+// and checked against it in one step, piece by piece, whether it goes
+// through the ring (a response larger than the ring leaves in several
+// records, after the Read was accepted) or is copied by address; and the
+// Read cut by the invalidation fails with ND_ACCESS_VIOLATION.
+func TestInvalidateFencesReads(t *testing.T) {
+	t.Run("ring", func(t *testing.T) {
+		for round := range 10 {
+			t.Run(fmt.Sprint(round), func(t *testing.T) { invalidateReadRound(t, true) })
+		}
+	})
+	t.Run("process_vm", func(t *testing.T) {
+		if selfProbe() != nil {
+			t.Skip("process_vm_readv is not allowed here:", selfProbe())
+		}
+		for round := range 10 {
+			t.Run(fmt.Sprint(round), func(t *testing.T) { invalidateReadRound(t, false) })
+		}
+	})
+}
+
+func invalidateReadRound(t *testing.T, ring bool) {
+	const written = 0xee // the window's bytes once the Invalidate completed
+	chunk, chunks, depth := 8<<10, 64, 8
+	cfg := Config{Namespace: "godirect-nd-shm-test-" + t.Name()}
+	if ring {
+		chunk, chunks, depth = 256<<10, 8, 2
+		cfg.OneSided, cfg.RingSize = OneSidedRing, 64<<10
+	}
+	p := New(cfg)
+	pbuf := make([]byte, chunk*chunks)
+	for i := range pbuf {
+		pbuf[i] = byte(i/chunk + 1)
+	}
+	pr, mw, desc, dst, dmr := windowPair(t, p, pbuf, chunk*chunks)
+	var (
+		stop      atomic.Bool
+		succeeded atomic.Int64
+		failSt    atomic.Int64
+		bad       atomic.Int64 // a successful Read that carried a byte written after the invalidation
+		wg        sync.WaitGroup
+	)
+	failSt.Store(-1)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		ep, cq := pr.Active.Endpoint, pr.Active.OutCQ
+		res := make([]nd.Result, chunks)
+		sgls := make([][]nd.SGE, chunks)
+		out := make([]*nd.Result, 1)
+		post := func(k int) bool {
+			sgls[k] = []nd.SGE{{Buffer: dst[k*chunk : (k+1)*chunk], Region: dmr}}
+			return ep.Read(&res[k], sgls[k], desc, uint64(k*chunk), 0) == nil
+		}
+		for k := range depth { // several Reads outstanding: some go through the ring by address
+			if !post(k) {
+				failSt.Store(0)
+				return
+			}
+		}
+		for {
+			for cq.GetResults(out) == 0 {
+				runtime.Gosched()
+			}
+			k := 0
+			for &res[k] != out[0] {
+				k++
+			}
+			if out[0].Status != nd.Success {
+				failSt.CompareAndSwap(-1, int64(out[0].Status))
+				return
+			}
+			if bytes.IndexByte(dst[k*chunk:(k+1)*chunk], written) >= 0 {
+				bad.Add(1)
+			}
+			succeeded.Add(1)
+			if stop.Load() || !post(k) {
+				return
+			}
+		}
+	}()
+	defer func() {
+		stop.Store(true)
+		wg.Wait()
+	}()
+	if !spinUntil(func() bool { return succeeded.Load() >= 20 || failSt.Load() != -1 }) || failSt.Load() != -1 {
+		t.Fatal("the Reads did not run")
+	}
+	var inv nd.Result
+	if err := pr.Passive.Endpoint.Invalidate(&inv, mw, 0); err != nil {
+		t.Fatal(err)
+	}
+	ndtest.Expect(t, pr.Passive.OutCQ, &inv, nd.Success, -1)
+	for i := range pbuf {
+		pbuf[i] = written
+	}
+	if !spinUntil(func() bool { return failSt.Load() != -1 }) {
+		t.Fatal("no Read failed after the window was invalidated")
+	}
+	stop.Store(true)
+	wg.Wait()
+	if st := nd.Status(failSt.Load()); st != nd.ErrAccessViolation {
+		t.Errorf("the first Read that failed completed %v, want ND_ACCESS_VIOLATION", st)
+	}
+	if n := bad.Load(); n > 0 {
+		t.Fatalf("%d Reads completed with bytes written to the window after its invalidation", n)
+	}
+}

@@ -86,6 +86,8 @@ type link struct {
 	writer      func()           // writeLoop as a value, made once: starting it allocates nothing
 	nextMsg     uint64           // number of the last outbound message
 	txErr       error
+	endStatus   nd.Status // after errTerminated: shutdown's status and notify
+	endNotify   bool
 	readResps   int        // Read responses queued and not yet in the ring
 	maxResps    int        // the peer's read limit (ORD) as negotiated; -1: not yet known
 	snapFree    [][]byte   // snapshot buffers for Read responses, for reuse
@@ -355,10 +357,34 @@ func (l *link) Close(status nd.Status) { l.shutdown(status, false) }
 // Terminate record names it, and the peer's Send completes with
 // ErrRemoteError. It runs on the goroutine that holds rxMu.
 func (l *link) CloseInbound(status nd.Status) {
-	l.shutdownTerm(status, l.r.msg, nd.ErrRemoteError, false)
+	l.terminate(status, l.r.msg, nd.ErrRemoteError, false)
 }
 
 func (l *link) shutdown(status nd.Status, notify bool) { l.shutdownTerm(status, 0, 0, notify) }
+
+// terminate ends the link because the peer's message msg failed here with
+// termSt: the Terminate record naming it is the peer's Ack of every
+// message before msg, so it follows the answers already queued for them
+// (Read responses, Acks). If they are all in the ring it goes out at once
+// and the link ends (shutdownTerm); otherwise it is queued behind them and
+// the writer ends the link once it is out (a peer that stops draining its
+// ring is the watchdog's, as for any queued answer). The reader stops
+// either way. status and notify are shutdownTerm's.
+func (l *link) terminate(status nd.Status, msg uint64, termSt nd.Status, notify bool) {
+	l.mu.Lock()
+	if !l.closing && l.txErr == nil {
+		l.runJobsLocked()
+	}
+	if l.closing || l.txErr != nil || l.jobHead == len(l.jobs) {
+		l.mu.Unlock()
+		l.shutdownTerm(status, msg, termSt, notify)
+		return
+	}
+	l.jobs = append(l.jobs, job{kind: jobTerm, msg: msg, termSt: termSt})
+	l.endStatus, l.endNotify = status, notify
+	l.kickLocked()
+	l.mu.Unlock()
+}
 
 // shutdownTerm ends the link once: a Terminate record naming termMsg goes
 // out first if termMsg is not 0 (when the ring has room), the socket

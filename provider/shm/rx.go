@@ -240,7 +240,7 @@ func (l *link) protocolError() bool {
 // (an access the target's engine refused): the peer's request completes
 // with st.
 func (l *link) refuse(msg uint64, st nd.Status) bool {
-	l.shutdownTerm(nd.ErrCanceled, msg, st, true)
+	l.terminate(nd.ErrCanceled, msg, st, true)
 	return false
 }
 
@@ -262,6 +262,10 @@ func (l *link) protectReadResponses(mem []byte) {
 		return
 	}
 	l.runJobsLocked()
+	if l.txErr != nil {
+		l.kickLocked() // the writer ends the link
+		return
+	}
 	if l.readResps == 0 {
 		return
 	}
@@ -272,6 +276,7 @@ func (l *link) protectReadResponses(mem []byte) {
 		}
 		b := l.snapBufLocked(len(j.src) - j.off)
 		copy(b, j.src[j.off:])
+		j.addr += uint64(j.off)
 		j.src, j.off, j.snap = b, 0, true
 		l.snapshots++
 	}
@@ -374,7 +379,15 @@ func (l *link) handle(ep *engine.Endpoint, rec shmring.Record) bool {
 				return l.protocolError()
 			}
 			if length > 0 {
-				if err := pvmCopy(l.pid, mem, iovs, !write, &l.r.liov); err != nil {
+				// The copy runs with the window held: an Invalidate
+				// reported after the check above lets no byte move.
+				var err error
+				if ep.AccessWith(token, addr, length, write, func(mem []byte) {
+					err = pvmCopy(l.pid, mem, iovs, !write, &l.r.liov)
+				}) != engine.FaultNone {
+					return l.refuse(msg, nd.ErrAccessViolation)
+				}
+				if err != nil {
 					return l.refuse(msg, nd.ErrRemoteError)
 				}
 			}
@@ -395,7 +408,7 @@ func (l *link) handle(ep *engine.Endpoint, rec shmring.Record) bool {
 					l.mu.Unlock()
 					return l.protocolError()
 				}
-				l.jobs = append(l.jobs, job{kind: jobReadResp, msg: msg, src: mem})
+				l.jobs = append(l.jobs, job{kind: jobReadResp, msg: msg, src: mem, token: token, addr: addr})
 				l.readResps++
 				l.kickLocked()
 			}

@@ -4,6 +4,7 @@ package shm
 
 import (
 	"encoding/binary"
+	"errors"
 
 	"github.com/godirect/nd"
 	"github.com/godirect/nd/internal/engine"
@@ -82,6 +83,7 @@ const (
 	jobWR       jobKind = iota // an outbound request
 	jobReadResp                // the response to the peer's Read, through the ring
 	jobAck                     // an acknowledgment
+	jobTerm                    // a Terminate behind queued answers (terminate); the link ends after it
 )
 
 // job is outbound work for the ring, in order.
@@ -94,7 +96,10 @@ type job struct {
 	pvm     bool // Read/Write: name our buffers by address
 	rv      bool // Send: by rendezvous (a descriptor of our buffers)
 	src     []byte
-	snap    bool // a Read response's src is a snapshot buffer (protectReadResponses)
+	snap    bool      // a Read response's src is a snapshot buffer (protectReadResponses)
+	token   uint32    // a Read response: the window read, checked again per piece
+	addr    uint64    // a Read response: the address src starts at
+	termSt  nd.Status // a Terminate: the status of the peer's message msg
 }
 
 // Transmit implements engine.Link: the request is numbered, remembered
@@ -180,6 +185,43 @@ func (l *link) runJobsLocked() int {
 	return need
 }
 
+// errTerminated stops the jobs of a link once its Terminate is in the
+// ring: the writer then ends the link with endStatus.
+var errTerminated = errors.New("shm: the link ended with a Terminate")
+
+// encodeTerm writes a Terminate record failing the peer's message msg with
+// st, after which nothing more is written (txErr).
+func (l *link) encodeTerm(msg uint64, st nd.Status) (bool, int) {
+	b := l.reserve(recTerm, 0, 12)
+	if b == nil {
+		return false, 12
+	}
+	putU64(b, msg)
+	putU32(b[8:], uint32(st))
+	l.txErr = errTerminated
+	return true, 0
+}
+
+// readPiece fills dst with the Read response j's next bytes, from its
+// window, checked again and copied in one step with respect to an
+// Invalidate (engine.Endpoint.ReadAt), or from its snapshot while the
+// window still allows the Read; false when the window no longer does.
+func (l *link) readPiece(j *job, dst []byte) bool {
+	ep := l.ep.Load()
+	if ep == nil {
+		return false
+	}
+	at := j.addr + uint64(j.off)
+	if !j.snap {
+		return ep.ReadAt(j.token, at, dst) == engine.FaultNone
+	}
+	if _, f := ep.AccessFault(j.token, at, len(dst), false); f != engine.FaultNone {
+		return false
+	}
+	copy(dst, j.src[j.off:])
+	return true
+}
+
 // reserve appends a record; nil when the ring is full (or broken: txErr).
 func (l *link) reserve(typ, aux uint16, n int) []byte {
 	b, err := l.tx.Reserve(typ, aux, n)
@@ -202,6 +244,8 @@ func (l *link) encode(j *job) (bool, int) {
 		}
 		putU64(b, j.msg)
 		return true, 0
+	case jobTerm:
+		return l.encodeTerm(j.msg, j.termSt)
 	case jobReadResp:
 		for j.off < len(j.src) {
 			n := min(len(j.src)-j.off, maxData)
@@ -210,7 +254,15 @@ func (l *link) encode(j *job) (bool, int) {
 				return false, moreHeader + n
 			}
 			putU64(b, j.msg)
-			copy(b[moreHeader:], j.src[j.off:j.off+n])
+			if !l.readPiece(j, b[moreHeader:]) {
+				// The window went away after the Read was accepted: the
+				// record goes back, and a Terminate in its place (it
+				// needs no more room) fails the peer's Read; the link
+				// ends.
+				l.tx.Unreserve()
+				l.endStatus, l.endNotify = nd.ErrCanceled, true
+				return l.encodeTerm(j.msg, nd.ErrAccessViolation)
+			}
 			j.off += n
 		}
 		return true, 0
@@ -409,9 +461,13 @@ func (l *link) writeLoop() {
 		}
 		need := l.runJobsLocked()
 		if l.txErr != nil {
+			st, notify := nd.ErrConnectionAborted, true // the ring broke
+			if l.txErr == errTerminated {
+				st, notify = l.endStatus, l.endNotify
+			}
 			l.writing = false
 			l.mu.Unlock()
-			l.shutdown(nd.ErrConnectionAborted, true)
+			l.shutdown(st, notify)
 			l.mu.Lock()
 			return
 		}
