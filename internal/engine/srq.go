@@ -232,7 +232,7 @@ func (s *SRQ) flushLocked() {
 		res.Status, res.BytesTransferred = nd.ErrCanceled, 0
 		s.cq.push(res, &s.outstanding, false)
 		wr.result, wr.SGL = nil, nil
-		clear(wr.sge[:cap(wr.sge)])
+		clear(wr.sge) // the entries setReceiveSGL filled
 		s.free = append(s.free, wr)
 	}
 }
@@ -318,7 +318,7 @@ func (ep *Endpoint) retireSharedLocked() {
 		// The entry goes back before the completion is queued: once it
 		// is reaped, a new Receive may need the entry.
 		wr.result, wr.SGL, wr.nextTaken = nil, nil, nil
-		clear(wr.sge[:cap(wr.sge)])
+		clear(wr.sge) // the entries setReceiveSGL filled
 		ep.srq.release(wr)
 		ep.inCQ.push(res, &ep.srq.outstanding, solicited)
 	}

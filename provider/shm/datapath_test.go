@@ -3,9 +3,11 @@
 package shm_test
 
 import (
+	"encoding/binary"
 	"fmt"
 	"testing"
 
+	"github.com/godirect/nd"
 	"github.com/godirect/nd/ndtest"
 	"github.com/godirect/nd/provider/shm"
 )
@@ -89,5 +91,66 @@ func BenchmarkIdleConnections(b *testing.B) {
 		heap, gs := ndtest.IdleCost(b, testProvider(b, shm.Config{}), 500)
 		b.ReportMetric(heap, "heap-B/endpoint")
 		b.ReportMetric(gs, "goroutines/endpoint")
+	}
+}
+
+// TestSilentPingPongGetsItsSlotsBack: the two sides answer each other with
+// silent Sends on outbound queues one request deep, polling only (an
+// application poll holds back the Ack of a quiet message). Each Send's
+// entry comes back before the side's next Send: on a queue this shallow a
+// silent Send is not quiet, and the peer acknowledges it as it handles it,
+// as hardware would.
+func TestSilentPingPongGetsItsSlotsBack(t *testing.T) {
+	limits := nd.EndpointLimits{InboundEntries: 1, OutboundEntries: 1, InboundSGE: 1, OutboundSGE: 1}
+	pr := ndtest.NewPair(t, testProvider(t, shm.Config{}), ndtest.PairConfig{ActiveLimits: limits, PassiveLimits: limits, CQEntries: 4})
+	type side struct {
+		s                *ndtest.Side
+		buf, rbuf        []byte
+		sendSGL, recvSGL []nd.SGE
+		send, recv       nd.Result
+	}
+	mk := func(s *ndtest.Side) *side {
+		x := &side{s: s, buf: make([]byte, 16)}
+		mr := s.Register(t, x.buf)
+		x.rbuf = x.buf[8:]
+		x.sendSGL = []nd.SGE{{Buffer: x.buf[:8], Region: mr}}
+		x.recvSGL = []nd.SGE{{Buffer: x.rbuf, Region: mr}}
+		return x
+	}
+	a, p := mk(pr.Active), mk(pr.Passive)
+	// await polls x's inbound queue (no Notify) until its Receive completes
+	// with the stamp.
+	await := func(x *side, stamp uint64) {
+		t.Helper()
+		out := make([]*nd.Result, 1)
+		if !shm.SpinUntil(func() bool { return x.s.InCQ.GetResults(out) == 1 }) {
+			t.Fatalf("round %d: no Receive completed", stamp)
+		}
+		if out[0] != &x.recv || x.recv.Status != nd.Success || x.recv.BytesTransferred != 8 || binary.LittleEndian.Uint64(x.rbuf) != stamp {
+			t.Fatalf("round %d: completion %p (Receive %p) %v, %d bytes, stamp %d", stamp, out[0], &x.recv, out[0].Status, out[0].BytesTransferred, binary.LittleEndian.Uint64(x.rbuf))
+		}
+	}
+	post := func(x *side) {
+		t.Helper()
+		if err := x.s.Endpoint.Receive(&x.recv, x.recvSGL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send := func(x *side, stamp uint64) {
+		t.Helper()
+		binary.LittleEndian.PutUint64(x.buf, stamp)
+		if err := x.s.Endpoint.Send(&x.send, x.sendSGL, nd.FlagSilentSuccess); err != nil {
+			t.Fatalf("round %d: Send: %v", stamp, err)
+		}
+	}
+	post(a)
+	post(p)
+	for i := range uint64(2000) {
+		send(a, 2*i)
+		await(p, 2*i)
+		post(p)
+		send(p, 2*i+1)
+		await(a, 2*i+1)
+		post(a)
 	}
 }

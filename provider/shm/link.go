@@ -86,6 +86,7 @@ type link struct {
 	writer      func()           // writeLoop as a value, made once: starting it allocates nothing
 	nextMsg     uint64           // number of the last outbound message
 	txErr       error
+	sendDepth   int       // the endpoint's outbound queue depth (Attach)
 	endStatus   nd.Status // after errTerminated: shutdown's status and notify
 	endNotify   bool
 	readResps   int        // Read responses queued and not yet in the ring
@@ -229,6 +230,7 @@ func (l *link) probeCaps() byte {
 func (l *link) Attach(ep *engine.Endpoint) {
 	l.ep.Store(ep)
 	l.mu.Lock()
+	l.sendDepth = ep.OutboundEntries()
 	if l.closing || l.started {
 		l.mu.Unlock()
 		return

@@ -95,6 +95,7 @@ type job struct {
 	started bool // the first record is out
 	pvm     bool // Read/Write: name our buffers by address
 	rv      bool // Send: by rendezvous (a descriptor of our buffers)
+	quiet   bool // a silent Send whose Ack the peer may hold back (Transmit)
 	src     []byte
 	snap    bool      // a Read response's src is a snapshot buffer (protectReadResponses)
 	token   uint32    // a Read response: the window read, checked again per piece
@@ -123,7 +124,13 @@ func (l *link) Transmit(wr *engine.WorkRequest) (bool, nd.Status) {
 	msg := l.nextMsg
 	l.unconf.Push(sent{wr: wr, seq: wr.Seq, msg: msg})
 	rv := l.rvOut && l.rendezvous(wr)
-	l.jobs = append(l.jobs, job{kind: jobWR, wr: wr, msg: msg, pvm: l.pvmOut, rv: rv})
+	// A silent Send goes quiet (the peer may hold its Ack back, and the
+	// request its queue entry) unless it fills the endpoint's outbound
+	// queue: then the peer acknowledges it, and every request before it,
+	// as it handles it, so that a side answering with silent Sends gets
+	// its entries back in time for its next Send.
+	quiet := wr.Flags&nd.FlagSilentSuccess != 0 && l.unconf.Len() < l.sendDepth
+	l.jobs = append(l.jobs, job{kind: jobWR, wr: wr, msg: msg, pvm: l.pvmOut, rv: rv, quiet: quiet})
 	l.kickLocked()
 	l.mu.Unlock()
 	return false, nd.Success
@@ -289,7 +296,7 @@ func (l *link) encode(j *job) (bool, int) {
 				if wr.Op == engine.OpSendInvalidate {
 					aux |= auxInvalidate
 				}
-				if wr.Flags&nd.FlagSilentSuccess != 0 {
+				if j.quiet {
 					aux |= auxQuiet
 				}
 			}
