@@ -5,7 +5,9 @@ package perftest
 // perftest attaches its QPs to one CQ and MS-MPI every connection to one
 // CQ per adapter. Each connection owns the Results it posts with; a
 // completion goes back to its connection by its Result pointer, looked up
-// in a map made at set-up: the lookup allocates nothing.
+// in a map made at set-up: the lookup allocates nothing. With one
+// connection nothing is looked up: its complete refuses a Result it does
+// not own (session.ErrUnexpected), as the map would.
 
 import (
 	"context"
@@ -34,7 +36,9 @@ type perfCQ struct {
 	poller *session.Reaper // polls, or blocks in Notify with -b
 	waiter *session.Reaper // blocks in Notify: where a side only waits
 	owners map[*nd.Result]perfOwner
-	many   bool // more than one connection: errors name theirs
+	sole   perfOwner // the owner of every Result, while there is one
+	mixed  bool      // Results of several owners: look them up
+	many   bool      // more than one connection: errors name theirs
 }
 
 // newPerfCQ creates a's completion queue for conns endpoints of limits
@@ -61,13 +65,25 @@ func newPerfCQ(ctx context.Context, a nd.Adapter, ai nd.AdapterInfo, limits nd.E
 
 // own records o as the owner of rs.
 func (q *perfCQ) own(o perfOwner, rs ...*nd.Result) {
+	q.noteOwner(o)
 	for _, r := range rs {
 		q.owners[r] = o
 	}
 }
 
+// noteOwner keeps sole while every Result has one owner.
+func (q *perfCQ) noteOwner(o perfOwner) {
+	switch {
+	case q.sole == nil && !q.mixed:
+		q.sole = o
+	case q.sole != o:
+		q.sole, q.mixed = nil, true
+	}
+}
+
 // ownAll records o as the owner of every Result of rs.
 func (q *perfCQ) ownAll(o perfOwner, rs []nd.Result) {
+	q.noteOwner(o)
 	for i := range rs {
 		q.owners[&rs[i]] = o
 	}
@@ -76,9 +92,12 @@ func (q *perfCQ) ownAll(o perfOwner, rs []nd.Result) {
 // dispatch hands each completion of done to its owner.
 func (q *perfCQ) dispatch(done []*nd.Result) error {
 	for _, r := range done {
-		o, ok := q.owners[r]
-		if !ok {
-			return session.ErrUnexpected
+		o := q.sole
+		if o == nil {
+			var ok bool
+			if o, ok = q.owners[r]; !ok {
+				return session.ErrUnexpected
+			}
 		}
 		if err := o.complete(r); err != nil {
 			if q.many {
