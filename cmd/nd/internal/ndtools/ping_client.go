@@ -102,7 +102,7 @@ func (c *pingConfig) Drive(ctx context.Context, a nd.Adapter, remote netip.AddrP
 		sges:    c.SGEs,
 		inline:  s.EP.MaxInlineData(),
 	}
-	if err := session.MeasureSweep(out, warm, steps, 1, 1, st.stream); err != nil {
+	if err := session.MeasureSweep(out, warm, steps, 1, 1, nil, st.stream); err != nil {
 		return err
 	}
 	if err := s.Conn.Disconnect(ctx); err != nil {

@@ -70,8 +70,11 @@ Each side polls its completion queue (-b: blocks in Notify instead); after
 Without -s or -c the server runs in a child process (this program started
 again with -s), so that each side polls on a processor of its own; with
 -in-process (always so with -provider loop) it runs in this process.
-Latency is half the round trip in microseconds, CPU the client process's
-CPU time in percent of the elapsed time, Bytes/Sec counts both directions.
+Latency is half the median round trip in microseconds (ndpingpong prints
+the mean: on a shared host a few round trips that wait for a processor
+move it by several times from run to run), CPU the client process's CPU
+time in percent of the elapsed time, Bytes/Sec counts both directions over
+the elapsed time.
 `, session.WarmupIterations, defaultPingpongSeconds, session.RoundTripIterations))
 	}
 	return fs, func(ctx context.Context, args []string) error {

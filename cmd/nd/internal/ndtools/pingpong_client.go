@@ -13,6 +13,10 @@ import (
 	"github.com/godirect/nd/cmd/nd/internal/session"
 )
 
+// roundTimesKept is how many round trips of a size the client times one by
+// one for the median: at 1 byte a quarter second holds about 20,000.
+const roundTimesKept = 1 << 16
+
 // pinger is the client's data path.
 type pinger struct {
 	ep      nd.Endpoint
@@ -24,7 +28,8 @@ type pinger struct {
 	recvBuf []byte
 	sgl     []nd.SGE // the Send's scatter/gather list, refilled per size
 	sges    int
-	inline  int // the endpoint's MaxInlineData
+	inline  int                 // the endpoint's MaxInlineData
+	times   *session.RoundTimes // each round trip's time: the rows report the median
 }
 
 // Drive connects from adapter a to the server at remote, runs the warm-up
@@ -79,8 +84,9 @@ func (c *pingpongConfig) Drive(ctx context.Context, a nd.Adapter, remote netip.A
 		sgl:     make([]nd.SGE, c.SGEs),
 		sges:    c.SGEs,
 		inline:  s.EP.MaxInlineData(),
+		times:   session.NewRoundTimes(roundTimesKept),
 	}
-	if err := session.MeasureSweep(out, warm, steps, 2, 2, p.rounds); err != nil {
+	if err := session.MeasureSweep(out, warm, steps, 2, 2, p.times, p.rounds); err != nil {
 		return err
 	}
 	if messages == 0 {
@@ -102,12 +108,14 @@ func (p *pinger) rounds(size, n int) error {
 	for i := range n {
 		stamp := byte(i)
 		p.sendBuf[0] = stamp
+		start := session.Now()
 		if err := p.ep.Send(&p.sendRes, sgl, 0); err != nil {
 			return fmt.Errorf("iteration %d: Send: %w", i, err)
 		}
 		if err := p.await(size, stamp); err != nil {
 			return fmt.Errorf("iteration %d: %w", i, err)
 		}
+		p.times.Add(session.Since(start))
 	}
 	return nil
 }

@@ -115,7 +115,7 @@ func (c *rdmapingConfig) Drive(ctx context.Context, a nd.Adapter, remote netip.A
 		sges:   c.SGEs,
 		inline: s.EP.MaxInlineData(),
 	}
-	if err := session.MeasureSweep(out, warm, steps, 1, 1, st.stream); err != nil {
+	if err := session.MeasureSweep(out, warm, steps, 1, 1, nil, st.stream); err != nil {
 		return err
 	}
 	if err := s.EP.Send(&doneRes, nil, 0); err != nil {

@@ -73,7 +73,7 @@ func (c *rdmapingpongConfig) Drive(ctx context.Context, a nd.Adapter, remote net
 	}
 	round := 0
 	iterate := func(size, n int) error { return p.rounds(size, n, &round, true) }
-	if err := session.MeasureSweep(out, session.Warmups(c.Iters), steps, 2, 2, iterate); err != nil {
+	if err := session.MeasureSweep(out, session.Warmups(c.Iters), steps, 2, 2, nil, iterate); err != nil {
 		return err
 	}
 	if err := p.finish(true); err != nil {

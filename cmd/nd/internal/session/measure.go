@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"time"
 )
 
@@ -31,6 +32,41 @@ type sample struct {
 	// latencyDiv divides the time of one iteration into the reported
 	// latency (2 for half a round trip).
 	latencyDiv int
+	// median is the median time of one iteration, when the tool recorded
+	// them (RoundTimes): the Latency column reports it instead of the mean.
+	median time.Duration
+}
+
+// RoundTimes records how long each iteration of a size took, so that the
+// Latency column reports their median rather than the mean of ND's tools:
+// on a shared host a few iterations that wait for a processor (a side
+// that lost its core, a wake-up from Notify) move the mean of a quarter
+// second by several times from one run to the next, and the median hardly.
+// A tool uses it from one goroutine.
+type RoundTimes struct{ d []time.Duration }
+
+// NewRoundTimes returns a RoundTimes that keeps the first n iterations of
+// each size (those of a timed sweep's quarter second, at any size).
+func NewRoundTimes(n int) *RoundTimes { return &RoundTimes{d: make([]time.Duration, 0, n)} }
+
+// Add records the time of one iteration; one beyond the first n of the
+// size is left out. It allocates nothing.
+func (r *RoundTimes) Add(d time.Duration) {
+	if len(r.d) < cap(r.d) {
+		r.d = append(r.d, d)
+	}
+}
+
+// median returns the median of the times recorded since the last reset
+// (0 when there are none), and resets.
+func (r *RoundTimes) median() time.Duration {
+	if r == nil || len(r.d) == 0 {
+		return 0
+	}
+	slices.Sort(r.d)
+	m := r.d[len(r.d)/2]
+	r.d = r.d[:0]
+	return m
 }
 
 // meter measures one sample: start it, run the iterations, stop it.
@@ -52,13 +88,17 @@ func (m *meter) stop() (wall, cpu time.Duration) {
 }
 
 // printRow prints s as one row of the table: Latency in microseconds per
-// iteration divided by latencyDiv, CPU as process CPU time in percent of
+// iteration (the median when the tool recorded each, else the mean)
+// divided by latencyDiv, CPU as process CPU time in percent of
 // wall time (above 100 when several threads were busy), Bytes/Sec over all
 // messages.
 func printRow(w io.Writer, s sample) {
 	secs := s.wall.Seconds()
 	var latency, cpu, rate float64
-	if s.iters > 0 {
+	switch {
+	case s.median > 0:
+		latency = float64(s.median.Nanoseconds()) / 1e3 / float64(s.latencyDiv)
+	case s.iters > 0:
 		latency = secs * 1e6 / float64(s.iters) / float64(s.latencyDiv)
 	}
 	if secs > 0 {
@@ -138,12 +178,14 @@ func TimedSweep(maxSize int, d time.Duration) []step {
 // of 1 byte) and then each step under a meter, printing a row per step as
 // it completes. iterate runs n iterations of size bytes; a round trip
 // moves msgsPerIter messages and latencyDiv divides its time into the
-// latency (see sample).
-func MeasureSweep(out io.Writer, warm int, steps []step, msgsPerIter, latencyDiv int, iterate func(size, n int) error) error {
+// latency (see sample). times, when not nil, is where iterate records each
+// iteration's time: the rows report the median.
+func MeasureSweep(out io.Writer, warm int, steps []step, msgsPerIter, latencyDiv int, times *RoundTimes, iterate func(size, n int) error) error {
 	printHeader(out)
 	if err := iterate(1, warm); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
+	times.median() // the warm-up's
 	var m meter
 	for _, st := range steps {
 		m.start()
@@ -158,7 +200,7 @@ func MeasureSweep(out io.Writer, warm int, steps []step, msgsPerIter, latencyDiv
 			return fmt.Errorf("size %d: %w", st.Size, err)
 		}
 		wall, cpu := m.stop()
-		printRow(out, sample{size: st.Size, iters: n, wall: wall, cpu: cpu, msgsPerIter: msgsPerIter, latencyDiv: latencyDiv})
+		printRow(out, sample{size: st.Size, iters: n, wall: wall, cpu: cpu, msgsPerIter: msgsPerIter, latencyDiv: latencyDiv, median: times.median()})
 	}
 	return nil
 }

@@ -1,7 +1,9 @@
 package session
 
 import (
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestSchedule checks the sweep against ndpingpong's: 1 byte to 4 MiB,
@@ -25,5 +27,38 @@ func TestSchedule(t *testing.T) {
 	}
 	if Warmups(0) != 1000 || Warmups(7) != 7 {
 		t.Errorf("warmups(0), warmups(7) = %d, %d", Warmups(0), Warmups(7))
+	}
+}
+
+// TestRoundTimes: the median of what was recorded since the last one, the
+// first n of a size kept, nothing allocated per round trip, and a row's
+// Latency is the median (halved) when there is one, else the mean.
+func TestRoundTimes(t *testing.T) {
+	r := NewRoundTimes(5)
+	for _, d := range []time.Duration{9, 1, 7, 3, 5, 1000, 1000} { // the last two beyond n
+		r.Add(d)
+	}
+	if m := r.median(); m != 5 {
+		t.Errorf("median %v, want 5", m)
+	}
+	if m := r.median(); m != 0 {
+		t.Errorf("median after a reset %v, want 0", m)
+	}
+	if n := testing.AllocsPerRun(100, func() { r.Add(1) }); n != 0 {
+		t.Errorf("Add allocates %v times", n)
+	}
+	var nilTimes *RoundTimes
+	if m := nilTimes.median(); m != 0 {
+		t.Errorf("median of no RoundTimes %v", m)
+	}
+	var b strings.Builder
+	printRow(&b, sample{size: 8, iters: 4, wall: 400 * time.Microsecond, msgsPerIter: 2, latencyDiv: 2, median: 30 * time.Microsecond})
+	printRow(&b, sample{size: 8, iters: 4, wall: 400 * time.Microsecond, msgsPerIter: 2, latencyDiv: 2})
+	rows := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if f := strings.Fields(rows[0]); len(f) != 5 || f[2] != "15.00" {
+		t.Errorf("row with a median: %q, want latency 15.00", rows[0])
+	}
+	if f := strings.Fields(rows[1]); len(f) != 5 || f[2] != "50.00" {
+		t.Errorf("row without: %q, want latency 50.00 (the mean)", rows[1])
 	}
 }
