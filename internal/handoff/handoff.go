@@ -47,6 +47,10 @@ func (h *Handoff) Watch() {
 // Unwatch records the end of one Watch.
 func (h *Handoff) Unwatch() { h.waiters.Add(-1) }
 
+// Watched reports whether an application waits in Notify (between Watch
+// and Unwatch): the progress goroutine is on duty.
+func (h *Handoff) Watched() bool { return h.waiters.Load() > 0 }
+
 // Wake ends Run's sleep (not a serve in progress), or the next one if Run
 // is not sleeping; it never blocks.
 func (h *Handoff) Wake() {

@@ -76,7 +76,14 @@ func (l *link) serveHot(app bool, armAfter int) (moved, hot bool) {
 	if l.rxEnded || l.rxStop {
 		return false, false
 	}
-	if l.armed.Load() {
+	// An application's poll leaves an armed link armed while another
+	// goroutine waits in Notify: the progress goroutine, asleep on the
+	// doorbells for that waiter, keeps the link, and taking it back
+	// (disarmed) would wake it, a thread wake-up for every poll while a
+	// Read waits in Notify and a Write polls (ndnet). The peer then rings
+	// for records the poll may already have taken: the progress goroutine
+	// finds the ring empty, as after any early ring.
+	if l.armed.Load() && !(app && l.t.progress.handoff.Watched()) {
 		l.rx.Disarm()
 		l.armed.Store(false)
 		l.t.progress.disarmed()
