@@ -52,6 +52,22 @@ func (c *Conn) Read(b []byte) (int, error) {
 	}
 }
 
+// writeReadyLocked reports whether Write's next step can go now without a
+// poll: the staged bytes, a piece for the ring or an eager frame have the
+// credit and the send queue room they need (the cases of Write's switch).
+func (c *Conn) writeReadyLocked(rem, staged int) bool {
+	switch {
+	case c.err != nil || c.dead:
+		return false
+	case staged > 0:
+		return c.dataCredit() && c.txRoom() >= 3
+	case rem > c.eagerMax && c.ringSize > 0 && c.helloRecv:
+		return c.ringSpaceLocked() > 0 && c.dataCredit()
+	default:
+		return c.dataCredit() && c.txRoom() > 0
+	}
+}
+
 // readLocked copies what is there into b, frees what it consumed, and
 // returns the count. Ring bytes are copied with c.mu released: between
 // ringOut and ringIn the ring is Read's alone.
@@ -123,13 +139,21 @@ func (c *Conn) Write(b []byte) (int, error) {
 			return n, nil
 		}
 		c.mu.Lock()
-		c.pollLocked()
+		rem := len(b) - n
+		// The completion queue is polled when the Write cannot go on as
+		// things stand: a poll before every Send would let the transport
+		// send what it holds back for the next Send (provider/tcp's
+		// answer to the peer's zero-length Read) alone, a packet more
+		// per message.
+		ready := c.writeReadyLocked(rem, staged)
+		if !ready {
+			c.pollLocked()
+		}
 		c.appPolls++
 		if err := c.writeErrLocked(); err != nil {
 			c.mu.Unlock()
 			return n, c.opError("write", err)
 		}
-		rem := len(b) - n
 		progressed := false
 		switch {
 		case staged > 0:
@@ -159,6 +183,9 @@ func (c *Conn) Write(b []byte) (int, error) {
 					progressed = true
 				}
 			}
+		}
+		if progressed && ready {
+			c.pollLocked() // after the Send: what the poll before it would have reaped
 		}
 		c.mu.Unlock()
 		if progressed {
