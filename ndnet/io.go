@@ -52,20 +52,13 @@ func (c *Conn) Read(b []byte) (int, error) {
 	}
 }
 
-// writeReadyLocked reports whether Write's next step can go now without a
-// poll: the staged bytes, a piece for the ring or an eager frame have the
-// credit and the send queue room they need (the cases of Write's switch).
+// writeReadyLocked reports whether Write's next step is an eager frame
+// that can go now without a poll: it has the credit and the send queue
+// room it needs. Steps through the ring poll first: the poll frees ring
+// space, and a piece staged before it would be smaller.
 func (c *Conn) writeReadyLocked(rem, staged int) bool {
-	switch {
-	case c.err != nil || c.dead:
-		return false
-	case staged > 0:
-		return c.dataCredit() && c.txRoom() >= 3
-	case rem > c.eagerMax && c.ringSize > 0 && c.helloRecv:
-		return c.ringSpaceLocked() > 0 && c.dataCredit()
-	default:
-		return c.dataCredit() && c.txRoom() > 0
-	}
+	eager := staged == 0 && !(rem > c.eagerMax && c.ringSize > 0 && c.helloRecv)
+	return eager && c.err == nil && !c.dead && c.dataCredit() && c.txRoom() > 0
 }
 
 // readLocked copies what is there into b, frees what it consumed, and
