@@ -26,6 +26,7 @@ type Conn struct {
 	ep         nd.Endpoint
 	slotsMR    nd.MemoryRegion // receive and send slots
 	ringMR     nd.MemoryRegion // receive ring and send staging (nil without ring)
+	ringAlloc  []byte          // their memory when the provider's allocator gave it (freeRing)
 	window     nd.MemoryWindow
 	depth      int // own QueueDepth: data frames the peer may have outstanding
 	frameSize  int // own receive slot size
@@ -132,8 +133,24 @@ type txSlot struct {
 type sharedAdapter struct {
 	nd.Adapter
 	providerName string
+	alloc        memoryAllocator // the provider's, or nil
 	mu           sync.Mutex
 	refs         int
+}
+
+// memoryAllocator is implemented by a provider whose own memory a peer
+// reaches faster than Go heap memory (provider/shm: a shared segment the
+// peer copies into through its mapping, where heap memory takes a
+// process_vm_writev per Write). The receive ring is allocated from it.
+type memoryAllocator interface {
+	AllocateMemory(size int) ([]byte, error)
+	FreeMemory(b []byte) error
+}
+
+// newSharedAdapter wraps a, opened from p, with one reference.
+func newSharedAdapter(p nd.Provider, a nd.Adapter) *sharedAdapter {
+	alloc, _ := p.(memoryAllocator)
+	return &sharedAdapter{Adapter: a, providerName: p.Name(), alloc: alloc, refs: 1}
 }
 
 func (a *sharedAdapter) acquire() {
@@ -262,8 +279,20 @@ func (c *Conn) negotiate(peer setup) error {
 		return nil
 	}
 	c.chunkMax = min(c.ringSize/4, info.MaxOutboundLength)
-	mem := make([]byte, 2*c.ringSize)
+	var mem []byte
+	if a := c.adapter.alloc; a != nil {
+		// The peer can reach the whole allocation, not only the ring's
+		// window: it holds only the ring and the staging of what goes to
+		// that peer.
+		if mem, err = a.AllocateMemory(2 * c.ringSize); err == nil {
+			c.ringAlloc = mem
+		}
+	}
+	if c.ringAlloc == nil {
+		mem = make([]byte, 2*c.ringSize)
+	}
 	if c.ringMR, err = c.adapter.RegisterMemory(context.Background(), mem); err != nil {
+		c.freeRing()
 		return fmt.Errorf("ndnet: RegisterMemory: %w", err)
 	}
 	c.ring = mem[:c.ringSize:c.ringSize]
@@ -326,7 +355,11 @@ func (c *Conn) release() {
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Linger)
 	defer cancel()
 	if c.ringMR != nil {
-		c.adapter.DeregisterMemory(ctx, c.ringMR)
+		if c.adapter.DeregisterMemory(ctx, c.ringMR) == nil {
+			c.freeRing()
+		} // else the peer may still write the ring: it stays allocated
+	} else {
+		c.freeRing()
 	}
 	if c.slotsMR != nil {
 		c.adapter.DeregisterMemory(ctx, c.slotsMR)
@@ -335,6 +368,15 @@ func (c *Conn) release() {
 		c.cq.Close()
 	}
 	c.adapter.release()
+}
+
+// freeRing gives memory the provider allocated for the ring back to it,
+// once no registration covers it.
+func (c *Conn) freeRing() {
+	if c.ringAlloc != nil {
+		c.adapter.alloc.FreeMemory(c.ringAlloc)
+		c.ringAlloc = nil
+	}
 }
 
 // LocalAddr returns the local address, an Addr.

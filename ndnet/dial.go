@@ -64,7 +64,7 @@ func (d *Dialer) Dial(ctx context.Context, p nd.Provider, address string) (*Conn
 	if err != nil {
 		return nil, opErr(fmt.Errorf("ndnet: OpenAdapter %s: %w", local, err))
 	}
-	sa := &sharedAdapter{Adapter: a, providerName: p.Name(), refs: 1}
+	sa := newSharedAdapter(p, a)
 	defer sa.release() // the Conn holds its own reference
 	connector, err := a.CreateConnector()
 	if err != nil {

@@ -68,7 +68,7 @@ func (lc *ListenConfig) Listen(p nd.Provider, address string) (*Listener, error)
 	}
 	l := &Listener{
 		cfg:      cfg,
-		adapter:  &sharedAdapter{Adapter: a, providerName: p.Name(), refs: 1},
+		adapter:  newSharedAdapter(p, a),
 		nl:       nl,
 		addr:     Addr{Provider: p.Name(), AddrPort: netip.AddrPortFrom(ap.Addr(), nl.Port())},
 		accepted: make(chan *Conn),
