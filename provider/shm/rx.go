@@ -21,10 +21,9 @@ type readerState struct {
 	recvOff   int
 	recvToken uint32
 	recvAux   uint16
-	wmem      []byte // a Write through the ring: its target bytes
-	woff      int
-	wtoken    uint32 // and the window and address it names, checked again for every piece
-	waddr     uint64
+	wleft     int    // a Write through the ring: its bytes still to come (0: none in progress)
+	wtoken    uint32 // the window it names, checked again for every piece,
+	waddr     uint64 // and the address its next piece goes to
 	unacked   int
 	remote    [maxIovs]remoteIovec
 	liov      [1]iovec
@@ -326,7 +325,7 @@ func (l *link) handle(ep *engine.Endpoint, rec shmring.Record) bool {
 	p := rec.Payload
 	switch rec.Type {
 	case recSend:
-		if len(p) < sendHeader || l.r.recv != nil || l.r.wmem != nil {
+		if len(p) < sendHeader || l.r.recv != nil || l.r.wleft > 0 {
 			return l.protocolError()
 		}
 		msg, total := getU64(p), int(getU32(p[8:]))
@@ -364,7 +363,7 @@ func (l *link) handle(ep *engine.Endpoint, rec shmring.Record) bool {
 		}
 		return l.placeSend(ep, data, rec.Aux&auxLast != 0)
 	case recWrite, recRead:
-		if len(p) < rdmaHeader || l.r.recv != nil || l.r.wmem != nil {
+		if len(p) < rdmaHeader || l.r.recv != nil || l.r.wleft > 0 {
 			return l.protocolError()
 		}
 		msg, addr, token, length := getU64(p), getU64(p[8:]), getU32(p[16:]), int(getU32(p[20:]))
@@ -427,26 +426,25 @@ func (l *link) handle(ep *engine.Endpoint, rec shmring.Record) bool {
 			l.handled(msg, false)
 			return true
 		}
-		l.r.wmem, l.r.woff, l.r.wtoken, l.r.waddr = mem, 0, token, addr
+		l.r.wleft, l.r.wtoken, l.r.waddr = length, token, addr
 		return true
 	case recWriteData:
-		if len(p) < moreHeader || l.r.wmem == nil || getU64(p) != l.r.msg {
+		if len(p) < moreHeader || l.r.wleft == 0 || getU64(p) != l.r.msg {
 			return l.protocolError()
 		}
 		data := p[moreHeader:]
-		if len(data) > len(l.r.wmem)-l.r.woff {
+		if len(data) > l.r.wleft {
 			return l.protocolError()
 		}
 		// Each piece is checked against the window as it is copied: an
 		// Invalidate that completed after the Write's first record ends
 		// it here, and no later byte lands.
-		if ep.WriteAt(l.r.wtoken, l.r.waddr+uint64(l.r.woff), data) != engine.FaultNone {
-			l.r.wmem = nil
+		if ep.WriteAt(l.r.wtoken, l.r.waddr, data) != engine.FaultNone {
+			l.r.wleft = 0
 			return l.refuse(l.r.msg, nd.ErrAccessViolation)
 		}
-		l.r.woff += len(data)
-		if l.r.woff == len(l.r.wmem) {
-			l.r.wmem = nil
+		l.r.waddr += uint64(len(data))
+		if l.r.wleft -= len(data); l.r.wleft == 0 {
 			l.handled(l.r.msg, false)
 		}
 		return true
@@ -538,7 +536,7 @@ func (l *link) parseRendezvous(b []byte, total, entry int) (remote []remoteIovec
 // names other bytes of a segment the sender itself passed.
 func (l *link) pullSend(ep *engine.Endpoint, rec shmring.Record, entry int) bool {
 	p := rec.Payload
-	if !l.rvIn.Load() || len(p) < sendHeader || l.r.recv != nil || l.r.wmem != nil {
+	if !l.rvIn.Load() || len(p) < sendHeader || l.r.recv != nil || l.r.wleft > 0 {
 		return l.protocolError()
 	}
 	msg, total := getU64(p), int(getU32(p[8:]))
