@@ -62,14 +62,15 @@ func pinMemory(buf []byte) {
 // AllocateMemory returns size bytes inside a shared-memory segment of their
 // own (a file that nothing names, mapped MAP_SHARED: a sealed memfd on
 // Linux, an unlinked temporary file on macOS and FreeBSD; a pagefile-backed
-// section on Windows), zeroed, for the application to register. When a memory window over such memory is bound
-// on a shared-memory connection, the file is passed to the peer once, and
-// the peer's Reads and Writes into the window become a plain copy()
-// between its buffers and its own mapping of the segment: one copy, no
-// system call, no goroutine of this process involved, and no need for the
-// peer to hold rights on this process's memory (process_vm_readv /
-// writev on Linux, ReadProcessMemory / WriteProcessMemory on Windows). On macOS and FreeBSD this is the only one-sided path
-// (copies into other memory go through the rings).
+// section on Windows), zeroed, for the application to register. When a
+// memory window over such memory is bound on a shared-memory connection,
+// the file is passed to the peer once, and the peer's Reads and Writes
+// into the window become a plain copy() between its buffers and its own
+// mapping of the segment: one copy, no system call, no goroutine of this
+// process involved, and no need for the peer to hold rights on this
+// process's memory (process_vm_readv / writev on Linux, ReadProcessMemory
+// / WriteProcessMemory on Windows). On macOS and FreeBSD this is the only
+// one-sided path (copies into other memory go through the rings).
 //
 // The memory is not Go heap memory: it does not move and the garbage
 // collector does not free it. Release it with FreeMemory once no
