@@ -55,8 +55,10 @@ type Endpoint interface {
 	Bind(res *Result, mr MemoryRegion, mw MemoryWindow, buf []byte, flags Flags) (MWDescriptor, error)
 
 	// Invalidate unbinds mw, in order with the endpoint's other outbound
-	// requests. A window that is not bound to this endpoint completes with
-	// ErrInvalidationError.
+	// requests. From then on the peer's accesses through it are refused;
+	// the Invalidate completes once no access that started before still
+	// reads or writes its bytes. A window that is not bound to this
+	// endpoint completes with ErrInvalidationError.
 	Invalidate(res *Result, mw MemoryWindow, flags Flags) error
 
 	// Read reads from the peer's window remote at Offset into sgl, as many

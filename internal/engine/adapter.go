@@ -104,15 +104,31 @@ func (a *Adapter) DeregisterMemory(ctx context.Context, mr nd.MemoryRegion) erro
 		r.registered.Store(false)
 		return nil
 	}
-	a.windowMu.Lock()
-	defer a.windowMu.Unlock()
-	if r.windows.Load() > 0 {
-		return nd.ErrDeviceBusy
+	for {
+		a.windowMu.Lock()
+		if r.windows.Load() > 0 {
+			a.windowMu.Unlock()
+			return nd.ErrDeviceBusy
+		}
+		if !r.registered.Load() {
+			a.windowMu.Unlock()
+			return nd.ErrInvalidParameter1
+		}
+		// A window unbound by Close or by the end of its connection may
+		// still have a transfer touching its bytes (hold.go).
+		drained := r.drainedLocked()
+		if drained == nil {
+			r.registered.Store(false)
+			a.windowMu.Unlock()
+			return nil
+		}
+		a.windowMu.Unlock()
+		select {
+		case <-drained:
+		case <-ctx.Done():
+			return canceled("DeregisterMemory", ctx.Err())
+		}
 	}
-	if !r.registered.Swap(false) {
-		return nd.ErrInvalidParameter1
-	}
-	return nil
 }
 
 // CreateMemoryWindow implements nd.Adapter.

@@ -340,17 +340,20 @@ func (ep *Endpoint) Invalidate(res *nd.Result, mw nd.MemoryWindow, flags nd.Flag
 	return nil
 }
 
-// invalidateLocal unbinds w if it is bound to ep.
-func (ep *Endpoint) invalidateLocal(w *Window) nd.Status {
+// invalidateLocal unbinds w if it is bound to ep, for the Invalidate wr.
+// It reports false when the Invalidate completes later, at the release of
+// the window's last hold (hold.go).
+func (ep *Endpoint) invalidateLocal(w *Window, wr *WorkRequest) (bool, nd.Status) {
 	ep.a.windowMu.Lock()
 	if !w.bound || w.ep != ep {
 		ep.a.windowMu.Unlock()
-		return nd.ErrInvalidationError
+		return true, nd.ErrInvalidationError
 	}
 	u := ep.a.unbindLocked(w)
+	now := w.waitHoldsLocked(ep, wr)
 	ep.a.windowMu.Unlock()
 	u.publish()
-	return nd.Success
+	return now, nd.Success
 }
 
 // Flush implements nd.Endpoint.

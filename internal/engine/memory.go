@@ -14,7 +14,9 @@ type Region struct {
 	a          *Adapter
 	buf        []byte
 	registered atomic.Bool
-	windows    atomic.Int32 // windows bound inside the region
+	windows    atomic.Int32  // windows bound inside the region
+	holds      holdCount     // remote accesses in progress inside the region (hold.go)
+	drained    chan struct{} // closed at the last Release while DeregisterMemory waits; guarded by a.windowMu
 }
 
 var _ nd.MemoryRegion = (*Region)(nil)
@@ -27,16 +29,18 @@ func (r *Region) Bytes() []byte { return r.buf }
 type Window struct {
 	a          *Adapter
 	invalidate *nd.Result // the caller's Result for invalidation by the peer
+	holds      holdCount  // remote accesses in progress through the window (hold.go)
 
 	// Guarded by a.windowMu.
-	bound  bool
-	closed bool
-	token  uint32
-	region *Region
-	buf    []byte // the bound range
-	base   uint64 // address of buf[0] as given in the descriptor
-	rights nd.Flags
-	ep     *Endpoint
+	pending []pendingInvalidate // Invalidates waiting for holds (hold.go)
+	bound   bool
+	closed  bool
+	token   uint32
+	region  *Region
+	buf     []byte // the bound range
+	base    uint64 // address of buf[0] as given in the descriptor
+	rights  nd.Flags
+	ep      *Endpoint
 }
 
 var _ nd.MemoryWindow = (*Window)(nil)
@@ -155,24 +159,18 @@ const (
 	FaultWrap                // the range wraps around the address space
 )
 
-// Access checks a remote request that arrived on ep against the window
+// AccessFault checks a remote request that arrived on ep against the window
 // named by token: the window must be bound to ep, allow the access (write or
 // read), and contain [addr, addr+length). It returns the target bytes of
-// registered memory, or ErrAccessViolation. It allocates nothing.
-func (ep *Endpoint) Access(token uint32, addr uint64, length int, write bool) ([]byte, nd.Status) {
-	b, f := ep.AccessFault(token, addr, length, write)
-	if f != FaultNone {
-		return nil, nd.ErrAccessViolation
-	}
-	return b, nd.Success
-}
-
-// AccessFault is Access that says why an access is refused.
+// registered memory, or says why the access is refused. The bytes are not
+// held: a transport that uses them after an Invalidate could complete uses
+// HoldAccess, ReadAt, WriteAt or AccessWith instead. It allocates nothing.
 func (ep *Endpoint) AccessFault(token uint32, addr uint64, length int, write bool) ([]byte, Fault) {
 	a := ep.a
 	a.windowMu.RLock()
 	defer a.windowMu.RUnlock()
-	return ep.accessLocked(token, addr, length, write)
+	mem, _, f := ep.accessLocked(token, addr, length, write)
+	return mem, f
 }
 
 // WriteAt copies data to addr in the window named by token, as the next
@@ -201,7 +199,7 @@ func (ep *Endpoint) copyAt(token uint32, addr uint64, b []byte, write bool) Faul
 	a := ep.a
 	a.windowMu.RLock()
 	defer a.windowMu.RUnlock()
-	mem, f := ep.accessLocked(token, addr, len(b), write)
+	mem, _, f := ep.accessLocked(token, addr, len(b), write)
 	switch {
 	case f != FaultNone:
 	case write:
@@ -222,40 +220,41 @@ func (ep *Endpoint) AccessWith(token uint32, addr uint64, length int, write bool
 	a := ep.a
 	a.windowMu.RLock()
 	defer a.windowMu.RUnlock()
-	mem, f := ep.accessLocked(token, addr, length, write)
+	mem, _, f := ep.accessLocked(token, addr, length, write)
 	if f == FaultNone {
 		use(mem)
 	}
 	return f
 }
 
-// accessLocked is AccessFault with windowMu held.
-func (ep *Endpoint) accessLocked(token uint32, addr uint64, length int, write bool) ([]byte, Fault) {
+// accessLocked is AccessFault with windowMu held; it also returns the
+// window.
+func (ep *Endpoint) accessLocked(token uint32, addr uint64, length int, write bool) ([]byte, *Window, Fault) {
 	a := ep.a
 	w := a.windows[token]
 	switch {
 	case w == nil:
-		return nil, FaultInvalidToken
+		return nil, nil, FaultInvalidToken
 	case w.ep != ep && w.ep != nil: // nil: a remote access (remote.go)
-		return nil, FaultNotAssociated
+		return nil, nil, FaultNotAssociated
 	case length < 0 || addr+uint64(length) < addr:
-		return nil, FaultWrap
+		return nil, nil, FaultWrap
 	}
 	need := nd.FlagAllowRead
 	if write {
 		need = nd.FlagAllowWrite
 	}
 	if w.rights&need == 0 {
-		return nil, FaultRights
+		return nil, nil, FaultRights
 	}
 	if addr < w.base {
-		return nil, FaultBounds
+		return nil, nil, FaultBounds
 	}
 	off := addr - w.base
 	if off > uint64(len(w.buf)) || uint64(length) > uint64(len(w.buf))-off {
-		return nil, FaultBounds
+		return nil, nil, FaultBounds
 	}
-	return w.buf[off : off+uint64(length)], FaultNone
+	return w.buf[off : off+uint64(length)], w, FaultNone
 }
 
 // InvalidateWindow invalidates the window named by token on behalf of the

@@ -76,7 +76,7 @@ func (ep *Endpoint) execute(wr *WorkRequest, link Link) (bool, nd.Status) {
 	case OpBind:
 		return true, nd.Success
 	case OpInvalidate:
-		return true, ep.invalidateLocal(wr.window)
+		return ep.invalidateLocal(wr.window, wr)
 	}
 	if !stillRegistered(wr) {
 		return true, nd.ErrAccessViolation

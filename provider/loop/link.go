@@ -132,18 +132,21 @@ func (e *end) Transmit(wr *engine.WorkRequest) (bool, nd.Status) {
 		if addr < wr.Remote.Base {
 			return true, nd.ErrAccessViolation
 		}
-		mem, st := peer.Access(wr.Remote.Token, addr, wr.Length, wr.Op == engine.OpWrite)
-		if st != nd.Success {
+		// The hold keeps an Invalidate of the window from completing
+		// while the bytes move.
+		mem, hold, f := peer.HoldAccess(wr.Remote.Token, addr, wr.Length, wr.Op == engine.OpWrite)
+		if f != engine.FaultNone {
 			if peer.Ended() {
-				st = nd.ErrCanceled // the peer's connection ended as this request reached it
+				return true, nd.ErrCanceled // the peer's connection ended as this request reached it
 			}
-			return true, st
+			return true, nd.ErrAccessViolation
 		}
 		if wr.Op == engine.OpWrite {
 			engine.GatherInOrder(mem, wr.SGL)
 		} else {
 			engine.Scatter(wr.SGL, mem)
 		}
+		hold.Release()
 		return true, nd.Success
 	}
 	return true, nd.ErrInvalidRequest

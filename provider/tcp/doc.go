@@ -28,7 +28,10 @@
 // Config.Spin, then waits in epoll_wait. While a provider has one link, a
 // poll reads it directly. A link's bytes are parsed and placed by whoever
 // holds its rxMu (pollRx, rx.go): the FPDU in progress stays in the link's
-// readerState between polls. Where the kernel has no readiness set
+// readerState between polls; an inbound Write holds its window
+// (engine.Hold) until its payload is placed, a Read Response until its
+// bytes are written, so that an Invalidate completes only after them.
+// Where the kernel has no readiness set
 // (perLink: not Linux), each link's reader goroutine reads blocking
 // instead.
 //

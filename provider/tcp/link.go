@@ -133,7 +133,8 @@ type job struct {
 	kind     jobKind
 	wr       *engine.WorkRequest
 	seq      uint64
-	src      []byte // read response: the bytes to send
+	src      []byte      // read response: the bytes to send
+	hold     engine.Hold // read response: src's window, until src is sent or dropped
 	sinkSTag uint32
 	sinkTO   uint64
 }
@@ -411,6 +412,7 @@ func (l *link) cleanup() {
 		return
 	}
 	for _, j := range jobs {
+		j.hold.Release()
 		if j.kind == jobWR {
 			ep.CompleteOutbound(j.wr, j.seq, nd.ErrCanceled)
 		}

@@ -50,14 +50,21 @@ type readerState struct {
 	one     [1]nd.SGE
 	sgi     int
 	off     int
-	left    int  // payload bytes still to read
-	discard bool // the payload is read and dropped
+	left    int         // payload bytes still to read
+	discard bool        // the payload is read and dropped
+	hold    engine.Hold // an RDMA Write's target window, until its payload is placed
 	scratch [512]byte
 }
 
 // place sets where the FPDU's plen payload bytes go: sgl from offset off.
 func (rs *readerState) place(sgl []nd.SGE, off int) {
 	rs.sgl, rs.sgi, rs.off, rs.left, rs.discard = sgl, 0, off, rs.plen, false
+}
+
+// releaseHold ends the hold on the window a Write's payload was placed in.
+func (rs *readerState) releaseHold() {
+	rs.hold.Release()
+	rs.hold = engine.Hold{}
 }
 
 // drop has the FPDU's payload read and dropped.
@@ -145,9 +152,10 @@ func (l *link) readLoop() {
 	}
 }
 
-// rxEnd cancels the Receive a Send was filling when the link ended; rxMu
-// held.
+// rxEnd cancels the Receive a Send was filling when the link ended, and
+// releases the window of a Write it was placing; rxMu held.
 func (l *link) rxEnd(rs *readerState) {
+	rs.releaseHold()
 	if rs.recv != nil {
 		if ep := l.ep.Load(); ep != nil {
 			ep.CompleteReceive(rs.recv, 0, nd.ErrCanceled, false)
@@ -279,6 +287,7 @@ func (l *link) readFPDU(rs *readerState) error {
 			return l.readError(err)
 		}
 	}
+	rs.releaseHold()
 	tl := rs.h.TrailerLen()
 	if l.sock.nonblock && l.br.Buffered() < tl {
 		if _, err := l.br.Peek(tl); err != nil {
@@ -438,10 +447,11 @@ func (l *link) rxWrite(rs *readerState, ulpdu []byte) error {
 	if err != nil {
 		return err
 	}
-	dst, fault := ep.AccessFault(rs.h.STag, rs.h.TO, rs.plen, true)
+	dst, hold, fault := ep.HoldAccess(rs.h.STag, rs.h.TO, rs.plen, true)
 	if fault != engine.FaultNone {
 		return l.fail(nd.ErrRemoteError, taggedTerminate(fault), ulpdu)
 	}
+	rs.hold = hold
 	rs.one[0] = nd.SGE{Buffer: dst}
 	rs.place(rs.one[:], 0)
 	return nil
@@ -546,13 +556,14 @@ func (l *link) rxReadRequest(body, ulpdu []byte) error {
 	}
 	offending := func() []byte { return append(append([]byte(nil), ulpdu...), body...) }
 	var src []byte
+	var hold engine.Hold // released once the response is out (tx.go)
 	if rr.Size > 0 {
 		ep, err := l.endpoint()
 		if err != nil {
 			return err
 		}
 		var fault engine.Fault
-		src, fault = ep.AccessFault(rr.SourceSTag, rr.SourceTO, int(rr.Size), false)
+		src, hold, fault = ep.HoldAccess(rr.SourceSTag, rr.SourceTO, int(rr.Size), false)
 		if fault != engine.FaultNone {
 			return l.fail(nd.ErrRemoteError, remoteReadTerminate(fault), offending())
 		}
@@ -560,10 +571,11 @@ func (l *link) rxReadRequest(body, ulpdu []byte) error {
 	l.mu.Lock()
 	if l.inboundReads >= max(l.ourIRD, 1) {
 		l.mu.Unlock()
+		hold.Release()
 		return l.fail(nd.ErrRemoteError, &iwarp.Terminate{Layer: iwarp.TermLayerRDMAP, EType: iwarp.TermRDMAPRemoteOperation, Code: iwarp.TermCodeCatastrophicStream}, offending())
 	}
 	l.inboundReads++
-	l.jobs = append(l.jobs, job{kind: jobReadResponse, src: src, sinkSTag: rr.SinkSTag, sinkTO: rr.SinkTO})
+	l.jobs = append(l.jobs, job{kind: jobReadResponse, src: src, hold: hold, sinkSTag: rr.SinkSTag, sinkTO: rr.SinkTO})
 	l.mu.Unlock()
 	if rr.Size == 0 {
 		l.deferTx()

@@ -315,6 +315,9 @@ func (l *link) transmitLocked(inline bool) bool {
 		err = s.flush()
 	}
 	raceRelease()
+	for i := range batch {
+		batch[i].hold.Release() // a Read response's bytes are out, or dropped
+	}
 	clear(batch)
 	switch {
 	case err != nil:
