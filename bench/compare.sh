@@ -355,9 +355,11 @@ for what, r, bound, verdict in targets:
 if base:
     out.append("")
     out.append(f"before and after: {base}'s nd perf and the working tree's, medians of the same rounds")
-    out.append(f"  {'figure, tool':70} {base:>9} {'now':>9}  speed-up")
+    out.append(f"  {'figure, tool':70} {base:>9} {'now':>9}  speed-up  paired  faster in")
     out.append("  speed-up: the base's figure over the working tree's for latency, the reverse for bandwidth;")
-    out.append("  above 1 means the working tree is faster")
+    out.append("  above 1 means the working tree is faster; paired: the median over the rounds of the same")
+    out.append("  ratio within each round (the two builds run back to back), which a change of the host's speed")
+    out.append("  between rounds moves less; faster in: the rounds in which the working tree was faster")
     for label, unit, vals, best in rows:
         for n, k, x in vals:
             bk = "base_" + k
@@ -366,7 +368,17 @@ if base:
             bx = med(bk)
             lower = unit == LAT
             ch = "n/a" if math.isnan(x) or math.isnan(bx) or x == 0 or bx == 0 else f"{(bx / x if lower else x / bx):.2f}"
-            out.append(f"  {label + ', ' + n:70} {bx:9.2f} {x:9.2f}  {ch}")
+            ratios = []
+            for a, b in zip(raw.get(k, "").split(), raw.get(bk, "").split()):
+                try:
+                    a, b = float(a), float(b)
+                except ValueError:
+                    continue
+                if a > 0 and b > 0:
+                    ratios.append(b / a if lower else a / b)
+            pr = f"{statistics.median(ratios):.2f}" if ratios else "n/a"
+            won = f"{sum(r > 1 for r in ratios)} of {len(ratios)}"
+            out.append(f"  {label + ', ' + n:70} {bx:9.2f} {x:9.2f}  {ch:>8}  {pr:>6}  {won}")
 text = "\n".join(out) + "\n"
 print(text, end="")
 open(sys.argv[1], "w").write(text)
