@@ -57,9 +57,13 @@ type link struct {
 	// this side announced it, so the peer may.
 	rvMin int
 	rvIn  atomic.Bool
-	// Scratch for the caller of Transmit (one at a time).
+	// Scratch for the caller of Transmit (one at a time), and the peer
+	// segment its last direct copy went through (a segment stays mapped
+	// until cleanup, which waits for direct copies to end).
 	dIov    [maxIovs]iovec
 	dRemote [1]remoteIovec
+	dSegID  uint32
+	dSeg    []byte
 
 	ep       atomic.Pointer[engine.Endpoint]
 	peerGone atomic.Bool // the socket hung up; the reader drains and ends
@@ -89,13 +93,13 @@ type link struct {
 	sendDepth   int       // the endpoint's outbound queue depth (Attach)
 	endStatus   nd.Status // after errTerminated: shutdown's status and notify
 	endNotify   bool
-	readResps   int        // Read responses queued and not yet in the ring
-	maxResps    int        // the peer's read limit (ORD) as negotiated; -1: not yet known
-	snapFree    [][]byte   // snapshot buffers for Read responses, for reuse
-	snapKept    int        // bytes held in snapFree
-	snapshots   int        // Read responses copied aside (tests)
-	copying     int        // direct copies in progress (Transmit)
-	cond        *sync.Cond // on mu: copying fell
+	readResps   int          // Read responses queued and not yet in the ring
+	maxResps    int          // the peer's read limit (ORD) as negotiated; -1: not yet known
+	snapFree    [][]byte     // snapshot buffers for Read responses, for reuse
+	snapKept    int          // bytes held in snapFree
+	snapshots   int          // Read responses copied aside (tests)
+	copying     atomic.Int32 // direct copies in progress (Transmit); raised under mu
+	cond        *sync.Cond   // on mu: copying fell to 0 after closing
 	watchdog    *time.Timer
 	done        chan struct{} // closed by shutdown
 
@@ -440,9 +444,10 @@ func (l *link) cleanup() {
 	l.rx.Abandon()
 	l.rxMu.Unlock()
 	l.mu.Lock()
-	for l.copying > 0 {
+	for l.copying.Load() > 0 {
 		l.cond.Wait()
 	}
+	l.dSegID, l.dSeg = 0, nil // the peer's segments are unmapped below
 	var pending []sent
 	for l.unconf.Len() > 0 {
 		pending = append(pending, l.unconf.Pop())

@@ -344,15 +344,16 @@ func (l *link) direct(wr *engine.WorkRequest) bool {
 		l.mu.Unlock()
 		return false
 	}
-	l.copying++
+	l.copying.Add(1)
 	l.mu.Unlock()
 	ok := l.directCopy(wr)
-	l.mu.Lock()
-	l.copying--
-	if l.copying == 0 && l.closing {
+	// cleanup sets closed before it looks at copying (both under mu):
+	// either it sees this copy gone, or this sees closed and wakes it.
+	if l.copying.Add(-1) == 0 && l.closed.Load() {
+		l.mu.Lock()
 		l.cond.Broadcast()
+		l.mu.Unlock()
 	}
-	l.mu.Unlock()
 	return ok
 }
 
@@ -398,9 +399,15 @@ func (l *link) directCopy(wr *engine.WorkRequest) bool {
 		}
 		var mem []byte
 		if segID != 0 {
-			seg := l.peerSegment(segID)
-			if seg == nil && l.pullSegments() {
+			seg := l.dSeg
+			if segID != l.dSegID {
 				seg = l.peerSegment(segID)
+				if seg == nil && l.pullSegments() {
+					seg = l.peerSegment(segID)
+				}
+				if seg != nil {
+					l.dSegID, l.dSeg = segID, seg
+				}
 			}
 			if seg != nil {
 				size := uint64(len(seg))
