@@ -143,6 +143,9 @@ gost() { pair "$GB -server -port @PORT@" "$GB -stream -size $1 -iters $2 127.0.0
 # row KEY=COMMAND...: measures every COMMAND of one row in turn, ROUNDS
 # times, and appends each figure to v[KEY] (space-separated), and a second
 # word of its output (nd perf's CPU time per operation) to v[KEY_cpu].
+# With BASE, an nd perf entry and its twin run back to back, the twin
+# second in odd rounds and first in even ones: on this kind of host the
+# run that comes second in a pair can be systematically faster or slower.
 declare -A v
 row() {
 	local r kv out all=()
@@ -153,8 +156,20 @@ row() {
 			all+=("base_${kv%%=*}=NDBIN=$work/nd-base ${kv#*=}")
 		fi
 	done
+	local i order
 	for ((r = 1; r <= ROUNDS; r++)); do
-		for kv in "${all[@]}"; do
+		order=()
+		for ((i = 0; i < ${#all[@]}; i++)); do
+			# A twin runs before its working-tree entry in every
+			# other round: the pair's order does not favour either.
+			if ((r % 2 == 0)) && ((i + 1 < ${#all[@]})) && [[ ${all[i + 1]} == base_* ]]; then
+				order+=("${all[i + 1]}" "${all[i]}")
+				((i++)) || true
+				continue
+			fi
+			order+=("${all[i]}")
+		done
+		for kv in "${order[@]}"; do
 			port=$((port + 1))
 			out=($(eval "${kv#*=}"))
 			v[${kv%%=*}]+="${out[0]:-nan} "
