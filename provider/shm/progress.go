@@ -121,9 +121,17 @@ func (p *progress) poll() bool {
 	return moved
 }
 
+// watch puts the progress goroutine on duty (handoff.Watch ends its wait
+// between turns). If it sleeps in the kernel it is woken too; otherwise
+// no system call is made: a goroutine that spins sees the watch at its
+// next pass, and one that is about to sleep armed every link first, so
+// that the next record rings it awake (a link an application poll
+// disarmed meanwhile is the disarmed counter's case).
 func (p *progress) watch() {
 	p.handoff.Watch()
-	p.nudge()
+	if p.asleep.Load() {
+		p.nudge()
+	}
 }
 
 // interrupt wakes the progress goroutine, wherever it waits.
