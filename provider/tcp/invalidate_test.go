@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net/netip"
 	"testing"
 	"time"
 
@@ -32,54 +31,18 @@ type fenceServer struct {
 	links  func() []tcp.LinkInfo
 }
 
-// newFenceServer accepts the raw client's connection and binds a window
-// with rights over all of region.
+// newFenceServer accepts the raw client's connection (acceptRaw) and binds
+// a window with rights over all of region.
 func newFenceServer(t *testing.T, region []byte, rights nd.Flags) (*fenceServer, *hpRaw) {
 	t.Helper()
 	links := tcp.WatchLinks(t)
-	p := tcp.New(hpConfig())
-	ad, err := p.OpenAdapter(netip.MustParseAddr("127.0.0.1"))
-	if err != nil {
-		t.Fatal(err)
+	limits := nd.EndpointLimits{
+		InboundEntries: 4, OutboundEntries: 8, InboundSGE: 1, OutboundSGE: 1, InboundReadLimit: hpServerIRD,
 	}
-	t.Cleanup(func() { ad.Close() })
-	ln, err := ad.Listen(0, hpProtocol, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	s := &fenceServer{ad: ad, region: region, links: links}
-	if s.cq, err = ad.CreateCompletionQueue(16); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	accepted := make(chan error, 1)
-	go func() {
-		c, err := ad.CreateConnector()
-		if err == nil {
-			err = ln.GetConnectionRequest(ctx, c)
-		}
-		if err == nil {
-			s.ep, err = c.CreateEndpoint(s.cq, s.cq, nd.EndpointLimits{
-				InboundEntries: 4, OutboundEntries: 8, InboundSGE: 1, OutboundSGE: 1, InboundReadLimit: hpServerIRD,
-			})
-		}
-		if err == nil {
-			err = c.Accept(ctx, s.ep, nil)
-		}
-		accepted <- err
-	}()
-	raw := hpDial(t, netip.AddrPortFrom(ad.Address(), ln.Port()))
-	raw.handshake(hpDefaultOpts(false))
-	if err := raw.put(raw.rtr()); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-accepted; err != nil {
-		t.Fatalf("Accept: %v", err)
-	}
-	t.Cleanup(func() { s.ep.Close() })
-	if s.mr, err = ad.RegisterMemory(ctx, region); err != nil {
+	ad, raw, acc := acceptRaw(t, limits, 16, func(*hpMPAOpts) {})
+	s := &fenceServer{ad: ad, cq: acc.cq, ep: acc.ep, region: region, links: links}
+	var err error
+	if s.mr, err = ad.RegisterMemory(context.Background(), region); err != nil {
 		t.Fatal(err)
 	}
 	if s.mw, err = ad.CreateMemoryWindow(nil); err != nil {
