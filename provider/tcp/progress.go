@@ -139,21 +139,14 @@ func (p *progress) serveLocked(ready []readyEvent) bool {
 	return handled
 }
 
-// watch puts the progress goroutine on duty (handoff.Watch ends its wait
-// between turns). Only a goroutine blocked in the kernel is interrupted:
-// one that polls sees the watch at its next pass, and one that is about
-// to block is woken by the first socket with bytes (the set is
-// level-triggered), which is all the watch asks of it.
 func (p *progress) watch() {
 	if perLink {
 		return
 	}
 	p.handoff.Watch()
-	if p.blocked.Load() {
-		p.mu.Lock()
-		p.kset.interrupt()
-		p.mu.Unlock()
-	}
+	p.mu.Lock()
+	p.kset.interrupt()
+	p.mu.Unlock()
 }
 
 // wakeLocked wakes the progress goroutine, wherever it waits; mu held (the
