@@ -138,3 +138,11 @@ func (r *Region) drainedLocked() <-chan struct{} {
 	}
 	return r.drained
 }
+
+// WindowHeld reports whether a transport holds a remote access through mw
+// (HoldAccess, not yet released), for transports' tests that must know an
+// access is in progress. mw must come from an engine adapter.
+func WindowHeld(mw nd.MemoryWindow) bool {
+	w, ok := mw.(*Window)
+	return ok && w.holds.n.Load() > 0
+}

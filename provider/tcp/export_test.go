@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/godirect/nd"
-	"github.com/godirect/nd/internal/iwarp"
 )
 
 // PartialInlineWrites returns how many inline sends so far the socket took
@@ -39,9 +38,6 @@ type LinkInfo struct {
 	Congestion string
 	Grows      bool
 	BufferSize func() int
-	// WritePlacing reports whether the reader is in the middle of an
-	// inbound RDMA Write's payload (it holds the target window).
-	WritePlacing func() bool
 }
 
 // WatchLinks records every link made until the test ends; the returned
@@ -66,11 +62,6 @@ func WatchLinks(t interface{ Cleanup(func()) }) func() []LinkInfo {
 				l.rxMu.Lock()
 				defer l.rxMu.Unlock()
 				return l.br.Size()
-			}
-			li.WritePlacing = func() bool {
-				l.rxMu.Lock()
-				defer l.rxMu.Unlock()
-				return l.rs.cur && l.rs.h.Opcode == iwarp.OpWrite && l.rs.left > 0
 			}
 			out = append(out, li)
 		}

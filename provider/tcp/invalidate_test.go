@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/internal/engine"
 	"github.com/godirect/nd/internal/iwarp"
-	"github.com/godirect/nd/provider/tcp"
 )
 
 // fenceServer is the server side: one connection, one window over region.
@@ -28,19 +28,17 @@ type fenceServer struct {
 	mw     nd.MemoryWindow
 	desc   nd.MWDescriptor
 	region []byte
-	links  func() []tcp.LinkInfo
 }
 
 // newFenceServer accepts the raw client's connection (acceptRaw) and binds
 // a window with rights over all of region.
 func newFenceServer(t *testing.T, region []byte, rights nd.Flags) (*fenceServer, *hpRaw) {
 	t.Helper()
-	links := tcp.WatchLinks(t)
 	limits := nd.EndpointLimits{
 		InboundEntries: 4, OutboundEntries: 8, InboundSGE: 1, OutboundSGE: 1, InboundReadLimit: hpServerIRD,
 	}
 	ad, raw, acc := acceptRaw(t, limits, 16, func(*hpMPAOpts) {})
-	s := &fenceServer{ad: ad, cq: acc.cq, ep: acc.ep, region: region, links: links}
+	s := &fenceServer{ad: ad, cq: acc.cq, ep: acc.ep, region: region}
 	var err error
 	if s.mr, err = ad.RegisterMemory(context.Background(), region); err != nil {
 		t.Fatal(err)
@@ -107,14 +105,16 @@ func TestInvalidateWaitsForInboundWrite(t *testing.T) {
 	if err := raw.put(frame[:cut]); err != nil {
 		t.Fatal(err)
 	}
-	// Poll until the server is in the middle of the Write's payload.
+	// Poll until the server is in the middle of the Write's payload: it
+	// holds the window (a reader goroutine, where there is one, blocks in
+	// the socket meanwhile).
 	var out [1]*nd.Result
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if s.cq.GetResults(out[:]) != 0 {
 			t.Fatalf("unexpected completion %v", out[0].Status)
 		}
-		if l := s.links(); len(l) == 1 && l[0].WritePlacing() {
+		if engine.WindowHeld(s.mw) {
 			break
 		}
 		if time.Now().After(deadline) {
