@@ -347,8 +347,9 @@ func (l *link) direct(wr *engine.WorkRequest) bool {
 	l.copying.Add(1)
 	l.mu.Unlock()
 	ok := l.directCopy(wr)
-	// cleanup sets closed before it looks at copying (both under mu):
-	// either it sees this copy gone, or this sees closed and wakes it.
+	// shutdown sets closed (under mu) before cleanup looks at copying
+	// (under mu): either cleanup sees this copy gone, or this sees closed
+	// and wakes it.
 	if l.copying.Add(-1) == 0 && l.closed.Load() {
 		l.mu.Lock()
 		l.cond.Broadcast()
