@@ -24,8 +24,12 @@ type Config struct {
 	// connection uses the smaller of the two sides' sizes. Negative turns
 	// the ring off: every byte then travels in frames.
 	BufferSize int
-	// Spin is how long a blocked Read or Write polls the completion queue
-	// before it sleeps (default 20µs; negative: never polls).
+	// Spin is the longest a blocked Read or Write polls the completion
+	// queue before it sleeps (default 500µs; negative: never polls). How
+	// long it polls adapts to how long the waits of its direction last,
+	// between Spin/25 and Spin: it grows while waits that slept end within
+	// Spin, and halves after each wait longer than Spin, so that a peer
+	// that is idle for long costs short polls.
 	Spin time.Duration
 	// Linger bounds how long Close waits for the peer to acknowledge the
 	// end of the stream before it tears the connection down (default 10s).
@@ -41,7 +45,7 @@ func DefaultConfig() Config {
 		QueueDepth:       32,
 		InlineThreshold:  4096 - HeaderSize,
 		BufferSize:       1 << 20,
-		Spin:             20 * time.Microsecond,
+		Spin:             500 * time.Microsecond,
 		Linger:           10 * time.Second,
 		HandshakeTimeout: 10 * time.Second,
 	}

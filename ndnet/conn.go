@@ -36,9 +36,11 @@ type Conn struct {
 	chunkMax   int // largest ring chunk
 	creditMark int // slots freed that make a credit frame due
 
-	rmu sync.Mutex // held by Read for its whole call (and by teardown)
-	wmu sync.Mutex // held by Write for its whole call (and by teardown)
-	mu  sync.Mutex // the state below
+	rmu   sync.Mutex // held by Read for its whole call (and by teardown)
+	wmu   sync.Mutex // held by Write for its whole call (and by teardown)
+	rspin spinWindow // under rmu: how long a blocked Read polls (wait.go)
+	wspin spinWindow // under wmu: how long a blocked Write polls
+	mu    sync.Mutex // the state below
 
 	// Receive side.
 	rx          []rxSlot
@@ -193,6 +195,8 @@ func newConn(a *sharedAdapter, connector nd.Connector, cfg Config) (*Conn, error
 		appLeft:   make(chan struct{}, 1),
 	}
 	c.readDL, c.writeDL = newDeadline(c.rwake), newDeadline(c.wwake)
+	c.rspin = spinWindow(cfg.Spin / spinFloor)
+	c.wspin = c.rspin
 	c.creditMark = (c.depth + 1) / 2
 	nrx := c.depth + extraSlots
 	ntx := sendSlots(c.depth)

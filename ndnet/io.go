@@ -18,7 +18,7 @@ func (c *Conn) Read(b []byte) (int, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
 	dl := c.readDL.wait()
-	var w waiter
+	w := waiter{window: &c.rspin}
 	for {
 		if isClosed(c.closedCh) {
 			return 0, c.opError("read", net.ErrClosed)
@@ -43,6 +43,9 @@ func (c *Conn) Read(b []byte) (int, error) {
 			}
 		}
 		c.mu.Unlock()
+		if n > 0 {
+			w.done(c)
+		}
 		if n > 0 || err != nil {
 			return n, err
 		}
@@ -118,7 +121,7 @@ func (c *Conn) Write(b []byte) (int, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	dl := c.writeDL.wait()
-	var w waiter
+	w := waiter{window: &c.wspin}
 	n := 0
 	staged := 0 // bytes of b[n:] copied into the staging ring, not yet posted
 	for {
@@ -182,7 +185,7 @@ func (c *Conn) Write(b []byte) (int, error) {
 		}
 		c.mu.Unlock()
 		if progressed {
-			w.reset()
+			w.done(c)
 			continue
 		}
 		w.wait(c, c.wwake, dl)

@@ -1,9 +1,10 @@
 package ndnet
 
 // Waiting: a Read, Write or Close that cannot go on first polls the
-// completion queue for Config.Spin, moving the bytes itself, then sleeps in
-// the queue's Notify, so that the completion it waits for wakes it
-// directly. Another goroutine that processes completions for it (the other
+// completion queue, moving the bytes itself, then sleeps in the queue's
+// Notify, so that the completion it waits for wakes it directly. How long a
+// Read or Write polls adapts per direction (spinWindow), up to Config.Spin.
+// Another goroutine that processes completions for it (the other
 // direction, the progress goroutine), Close, CloseWrite and a passing
 // deadline put a token in its wake channel (capacity one), which ends that
 // Notify as a cancellation would. The progress goroutine sleeps in Notify
@@ -29,16 +30,55 @@ import (
 // promptly.
 const progressTakeover = time.Millisecond
 
-// waiter paces a blocked Read or Write: it polls (the caller's loop polls
-// the completion queue) for the configured spin, then sleeps until woken.
-type waiter struct {
-	start time.Time
-	polls int
+// spinFloor divides Config.Spin into the shortest polling window: the one
+// a direction starts with, and the least it shrinks to.
+const spinFloor = 25
+
+// spinWindow is how long a blocked Read (or Write) polls before it sleeps,
+// adapted to how long that direction's waits last, as a hypervisor adapts
+// how long an idle virtual processor polls before it halts. A wait that
+// slept and still ended within Config.Spin widens the window to cover it
+// with a quarter to spare (at least doubling it): polling that long would
+// have saved the sleep and its wake-up, which costs tens of microseconds
+// in a virtual machine, and for each wake-up saved here the peer's next
+// wait is shorter too. A wait longer than Spin halves it, down to
+// Spin/spinFloor, so that a peer idle for long costs short polls. A wait
+// that ended while polling leaves it as it is. It is guarded by the lock
+// of its direction (rmu, wmu).
+type spinWindow time.Duration
+
+// adapt updates the window after a wait of total length d that slept.
+func (s *spinWindow) adapt(d, spin time.Duration) {
+	w := time.Duration(*s)
+	if d > spin {
+		w = max(w/2, spin/spinFloor)
+	} else {
+		w = min(max(2*w, d+d/4), spin)
+	}
+	*s = spinWindow(w)
 }
 
-func (w *waiter) reset() { w.polls = 0 }
+// waiter paces one blocked Read or Write: it polls (the caller's loop polls
+// the completion queue) for the direction's window, then sleeps until
+// woken.
+type waiter struct {
+	window *spinWindow
+	start  time.Time
+	polls  int
+	slept  bool
+}
 
-// wait returns after one poll's pause while spinning, or once the
+// done ends one wait that the caller got through (bytes moved): a wait that
+// slept adapts the window. It readies the waiter for the next wait.
+func (w *waiter) done(c *Conn) {
+	if w.slept && c.cfg.Spin > 0 {
+		w.window.adapt(time.Since(w.start), c.cfg.Spin)
+	}
+	w.polls = 0
+	w.slept = false
+}
+
+// wait returns after one poll's pause while polling, or once the
 // completion queue fired or ch, dl or Close did; it reports whether it
 // slept.
 func (w *waiter) wait(c *Conn, ch chan struct{}, dl chan struct{}) bool {
@@ -47,11 +87,12 @@ func (w *waiter) wait(c *Conn, ch chan struct{}, dl chan struct{}) bool {
 			w.start = time.Now()
 		}
 		w.polls++
-		if w.polls%8 != 0 || time.Since(w.start) < c.cfg.Spin {
+		if w.polls%8 != 0 || time.Since(w.start) < time.Duration(*w.window) {
 			runtime.Gosched()
 			return false
 		}
 	}
+	w.slept = true
 	c.sleep(ch, dl, c.closedCh)
 	return true
 }

@@ -41,7 +41,7 @@ func main() {
 	serve := flag.Bool("s", false, "serve until standard input closes, printing the address")
 	connect := flag.String("c", "", "connect to a server at `address`")
 	addr := flag.String("addr", "", "the server's address (default 127.0.0.1:0, or a socket in a temporary directory)")
-	flag.DurationVar(&streamConfig.Spin, "spin", 0, "how long a blocked Read or Write of an ndnet stream polls before it sleeps (0: the default)")
+	flag.DurationVar(&streamConfig.Spin, "spin", 0, "the longest a blocked Read or Write of an ndnet stream polls before it sleeps (0: the default; the window adapts below it)")
 	flag.Parse()
 	if err := run(*transport, *test, *size, *iters, *serve, *connect, *addr); err != nil {
 		fmt.Fprintln(os.Stderr, "ndnet-perf:", err)
