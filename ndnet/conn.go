@@ -282,7 +282,7 @@ func (c *Conn) negotiate(peer setup) error {
 		c.ringSize = 0
 		return nil
 	}
-	c.chunkMax = min(c.ringSize/4, info.MaxOutboundLength)
+	c.chunkMax = min(c.ringSize/2, info.MaxOutboundLength) // docs/ndnet-protocol.md, Ring bytes
 	var mem []byte
 	if a := c.adapter.alloc; a != nil {
 		// The peer can reach the whole allocation, not only the ring's
