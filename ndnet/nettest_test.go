@@ -16,13 +16,16 @@ import (
 	"github.com/godirect/nd/provider/tcp"
 )
 
-// providers are the providers every stream test runs over, with the
-// address a listener takes.
-var providers = []struct {
+// streamProvider is a provider the stream tests run over, with the address
+// a listener takes.
+type streamProvider struct {
 	name string
 	p    func() nd.Provider
 	addr string
-}{
+}
+
+// providers are the providers every stream test runs over.
+var providers = []streamProvider{
 	{"loop", func() nd.Provider { return loop.New() }, "127.0.0.1:0"},
 	{"tcp", func() nd.Provider { return tcp.New(tcp.DefaultConfig()) }, "127.0.0.1:0"},
 	{"shm", func() nd.Provider { return shm.New(shm.DefaultConfig()) }, "127.0.0.1:0"},

@@ -167,12 +167,13 @@ func TestDeadlineUnblocksWrite(t *testing.T) {
 func TestAddrs(t *testing.T) {
 	for _, pr := range providers {
 		t.Run(pr.name, func(t *testing.T) {
-			c1, c2, stop := pipe(t, pr.p(), pr.addr, ndnet.Config{})
+			p := pr.p()
+			c1, c2, stop := pipe(t, p, pr.addr, ndnet.Config{})
 			defer stop()
 			if c1.LocalAddr().String() != c2.RemoteAddr().String() || c2.LocalAddr().String() != c1.RemoteAddr().String() {
 				t.Errorf("c1 %v -> %v, c2 %v -> %v", c1.LocalAddr(), c1.RemoteAddr(), c2.LocalAddr(), c2.RemoteAddr())
 			}
-			if got, want := c1.LocalAddr().Network(), "nd/"+pr.name; got != want {
+			if got, want := c1.LocalAddr().Network(), "nd/"+p.Name(); got != want {
 				t.Errorf("Network() = %q, want %q", got, want)
 			}
 		})
