@@ -25,9 +25,9 @@ type Config struct {
 	// the ring off: every byte then travels in frames.
 	BufferSize int
 	// Spin is the longest a blocked Read or Write polls the completion
-	// queue before it sleeps (default 500µs; negative: never polls). How
+	// queue before it sleeps (default 300µs; negative: never polls). How
 	// long it polls adapts to how long the waits of its direction last,
-	// between Spin/25 and Spin: it grows while waits that slept end within
+	// between Spin/15 and Spin: it grows while waits that slept end within
 	// Spin, and halves after each wait longer than Spin, so that a peer
 	// that is idle for long costs short polls.
 	Spin time.Duration
@@ -45,7 +45,7 @@ func DefaultConfig() Config {
 		QueueDepth:       32,
 		InlineThreshold:  4096 - HeaderSize,
 		BufferSize:       1 << 20,
-		Spin:             500 * time.Microsecond,
+		Spin:             300 * time.Microsecond,
 		Linger:           10 * time.Second,
 		HandshakeTimeout: 10 * time.Second,
 	}

@@ -32,7 +32,7 @@ const progressTakeover = time.Millisecond
 
 // spinFloor divides Config.Spin into the shortest polling window: the one
 // a direction starts with, and the least it shrinks to.
-const spinFloor = 25
+const spinFloor = 15
 
 // spinWindow is how long a blocked Read (or Write) polls before it sleeps,
 // adapted to how long that direction's waits last, as a hypervisor adapts
