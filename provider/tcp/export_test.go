@@ -118,3 +118,18 @@ func SetRequestOrderGrace(t interface{ Cleanup(func()) }, d time.Duration) {
 	requestOrderGrace = d
 	t.Cleanup(func() { requestOrderGrace = old })
 }
+
+// OnFirstInlineBatch runs f once, on the first send of the test's links
+// that goes out on the posting goroutine (inline), right after that send
+// took its batch of queued jobs. f learns through held whether a response
+// is held back for the application's answer.
+func OnFirstInlineBatch(t interface{ Cleanup(func()) }, f func(held func() bool)) {
+	var once sync.Once
+	hook := func(l *link, inline bool) {
+		if inline {
+			once.Do(func() { f(l.txDeferred.Load) })
+		}
+	}
+	testBatchTaken.Store(&hook)
+	t.Cleanup(func() { testBatchTaken.Store(nil) })
+}

@@ -162,11 +162,13 @@ type sentEntry struct {
 // Test seams, set by tests before the links they concern are made:
 // testLinkMade sees every link made; testKeepFirstBuffer keeps every
 // reader's first buffer (the direct reads of long payloads);
-// testWriterStarts runs on each writer goroutine before its first batch.
+// testWriterStarts runs on each writer goroutine before its first batch;
+// testBatchTaken runs when a send took its batch of jobs (tx.go).
 var (
 	testLinkMade        func(*link)
 	testKeepFirstBuffer bool
 	testWriterStarts    func(*link)
+	testBatchTaken      atomic.Pointer[func(l *link, inline bool)]
 )
 
 func newLink(t *transport, c *net.TCPConn, active bool) *link {

@@ -290,6 +290,12 @@ func (l *link) transmitLocked(inline bool) bool {
 		}
 		l.finishSent(s, nd.Success)
 	}
+	// A held-back response goes in this batch: its deferral ends before
+	// the batch is taken. Ended after, it could end the deferral of a
+	// response queued just after the batch was taken, which then would
+	// wait for a writer nobody wakes (an inline send does not). When the
+	// inline send declines below, its caller wakes the writer.
+	l.takeDeferred()
 	l.mu.Lock()
 	if inline && !l.inlineOKLocked() {
 		l.mu.Unlock()
@@ -298,7 +304,9 @@ func (l *link) transmitLocked(inline bool) bool {
 	batch := l.jobs
 	l.jobs, l.txBatch = l.txBatch[:0], batch
 	l.mu.Unlock()
-	l.takeDeferred() // a held-back response goes in this batch
+	if f := testBatchTaken.Load(); f != nil {
+		(*f)(l, inline)
+	}
 	raceAcquire()
 	s.inline = inline
 	err := l.sendJobs(s, &l.wst, batch)
