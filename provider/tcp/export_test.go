@@ -27,10 +27,6 @@ func LinksInSet(p *Provider) int {
 	return pr.links.Live()
 }
 
-// ProgressBlocked reports whether p's progress goroutine waits in the
-// kernel for any of its links to have bytes.
-func ProgressBlocked(p *Provider) bool { return p.t.progress.blocked.Load() }
-
 // LinkInfo is what a test sees of a link: its socket's congestion control,
 // whether its reader's buffer may grow, and the buffer's size now.
 type LinkInfo struct {

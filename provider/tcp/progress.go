@@ -44,10 +44,8 @@ type progress struct {
 	woke    atomic.Bool
 	copying atomic.Int32
 
-	// The progress goroutine: it runs while the set holds links; blocked
-	// is set while it waits in the kernel.
+	// The progress goroutine: it runs while the set holds links.
 	running bool // under mu
-	blocked atomic.Bool
 
 	// The links holding back a response for their application's answer
 	// (deferTx); heldCount is len(held).
@@ -139,6 +137,8 @@ func (p *progress) serveLocked(ready []readyEvent) bool {
 	return handled
 }
 
+// watch puts the progress goroutine on duty: handoff.Watch ends its wait
+// between turns, and the interrupt ends a wait in the kernel.
 func (p *progress) watch() {
 	if perLink {
 		return
@@ -214,11 +214,7 @@ func (p *progress) serve(turn *handoff.Turn) bool {
 		if p.cfg.Spin > 0 && (i&15 != 0 || time.Now().Before(spinUntil)) {
 			timeout = 0
 		}
-		if timeout < 0 {
-			p.blocked.Store(true)
-		}
 		ready := p.kset.wait(events, timeout, true)
-		p.blocked.Store(false)
 		if p.ended() {
 			return false
 		}
