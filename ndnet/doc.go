@@ -22,6 +22,6 @@
 // CompletionQueue.Notify. A blocked Read or Write polls before it sleeps
 // for a window that adapts to how long the waits of its direction last, up
 // to Config.Spin: a sleep and its wake-up cost more than the wait itself
-// when the peer answers within microseconds. Lock order: Read's lock, Write's lock, the state
-// lock.
+// when the peer answers within microseconds. Lock order: Read's lock,
+// Write's lock, the state lock.
 package ndnet
