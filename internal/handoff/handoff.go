@@ -3,8 +3,8 @@
 // and no application waits in Notify, or the transport's progress
 // goroutine once the polls stop for a while or an application waits.
 //
-// The transport counts every application poll (Polled) and every waiter
-// (Watch, Unwatch); its progress goroutine runs Run, which sleeps while the
+// The transport counts every application poll (Polled, or PollStart and
+// PollEnd around one that may last) and every waiter (Watch, Unwatch); its progress goroutine runs Run, which sleeps while the
 // polls go on and calls the transport's serve function when they stop.
 // serve moves the bytes until its Turn is over: an application polls again
 // and none waits.
@@ -20,6 +20,7 @@ import (
 // Run has one caller at a time.
 type Handoff struct {
 	polls   atomic.Uint64
+	polling atomic.Int32 // application polls under way (PollStart, PollEnd)
 	waiters atomic.Int32
 	wake    chan struct{}
 }
@@ -31,6 +32,21 @@ func New() *Handoff {
 
 // Polled records one application poll.
 func (h *Handoff) Polled() { h.polls.Add(1) }
+
+// PollStart records the start of an application poll that may last (it
+// moves bytes for as long as they come), and PollEnd its end: while one is
+// under way the application is moving the bytes, so the progress goroutine
+// does not take over however long it lasts, and a serve in progress ends.
+func (h *Handoff) PollStart() {
+	h.polling.Add(1)
+	h.polls.Add(1)
+}
+
+// PollEnd records the end of a poll PollStart began.
+func (h *Handoff) PollEnd() {
+	h.polls.Add(1)
+	h.polling.Add(-1)
+}
 
 // Polls returns the number of application polls so far: a goroutine that
 // must know whether a poll happened over some span compares two values.
@@ -71,7 +87,7 @@ func (h *Handoff) Forget() {
 
 // Run is the progress goroutine's loop. While no application waits in
 // Notify, it sleeps for gone (or until Wake), then checks ended, and calls
-// serve only if no application polled meanwhile; while one waits, it calls
+// serve only if no application polled meanwhile and none is polling; while one waits, it calls
 // serve at once. serve moves the bytes until t.Over() and returns true, or
 // returns false when the goroutine must end. Run returns when ended
 // reports true or serve returns false.
@@ -106,11 +122,11 @@ type Turn struct {
 }
 
 // Over reports whether an application polled since the last call (or since
-// the turn began) and none waits in Notify: the polls move the bytes again,
-// and serve must return.
+// the turn began), or is polling, and none waits in Notify: the polls move
+// the bytes again, and serve must return.
 func (t *Turn) Over() bool {
 	now := t.h.polls.Load()
-	if now == t.seen || t.h.waiters.Load() != 0 {
+	if now == t.seen && t.h.polling.Load() == 0 || t.h.waiters.Load() != 0 {
 		return false
 	}
 	t.seen = now

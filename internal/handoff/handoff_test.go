@@ -33,6 +33,24 @@ func TestTurnOver(t *testing.T) {
 	}
 }
 
+func TestTurnOverWhileAPollLasts(t *testing.T) {
+	h := New()
+	turn := Turn{h: h, seen: h.Polls()}
+	h.PollStart()
+	for i := range 3 {
+		if !turn.Over() {
+			t.Fatalf("not Over at check %d while a poll is under way", i)
+		}
+	}
+	h.PollEnd()
+	if !turn.Over() {
+		t.Fatal("not Over after the poll ended, with its end not yet seen")
+	}
+	if turn.Over() {
+		t.Fatal("Over with no poll under way and none since")
+	}
+}
+
 func TestRunServesOnceThePollsStop(t *testing.T) {
 	h := New()
 	served := 0
@@ -77,6 +95,32 @@ func TestRunLeavesTheBytesToPolls(t *testing.T) {
 	})
 	if sleeps != 3 || served != 1 {
 		t.Fatalf("Run slept %d times and served %d, want 3 and 1", sleeps, served)
+	}
+}
+
+func TestRunLeavesALongPollAlone(t *testing.T) {
+	h := New()
+	sleeps := 0
+	ended := func() bool {
+		// A poll starts during the first sleep and lasts into the third:
+		// no poll starts or ends during the second, yet the application
+		// is moving the bytes, so serve must not run before the fourth.
+		sleeps++
+		switch sleeps {
+		case 1:
+			h.PollStart()
+		case 3:
+			h.PollEnd()
+		}
+		return false
+	}
+	served := 0
+	h.Run(time.Microsecond, ended, func(*Turn) bool {
+		served++
+		return false
+	})
+	if sleeps != 4 || served != 1 {
+		t.Fatalf("Run slept %d times and served %d, want 4 and 1", sleeps, served)
 	}
 }
 

@@ -17,23 +17,22 @@
 // the port's accept loop) with blocking reads, then hands the link to its
 // readers (startReading) and ends.
 //
-// Inbound. Each Provider has one readiness set (progress.go): the sockets
-// of all its links in one epoll set on Linux. Whoever holds the set's mu
-// asks it which links have bytes and moves them, without blocking: an
+// Inbound. Each Provider has one readiness set (progress.go): the sockets of
+// all its links in one epoll set on Linux. Whoever holds the set's mu asks
+// it which links have bytes and moves them, without blocking: an
 // application's GetResults that found its completion queue empty, or Notify
 // before it waits (engine.Progress), or else the provider's progress
-// goroutine, which takes over once no application has polled for
-// pollerGone, or at once when an application waits in Notify (the hand-off,
-// internal/handoff, shared with provider/shm); it polls for
-// Config.Spin, then waits in epoll_wait. While a provider has one link, a
-// poll reads it directly. A link's bytes are parsed and placed by whoever
-// holds its rxMu (pollRx, rx.go): the FPDU in progress stays in the link's
-// readerState between polls; an inbound Write holds its window
-// (engine.Hold) until its payload is placed, a Read Response until its
-// bytes are written, so that an Invalidate completes only after them.
-// Where the kernel has no readiness set
-// (perLink: not Linux), each link's reader goroutine reads blocking
-// instead.
+// goroutine, which takes over once no application has polled for pollerGone
+// (a poll under way counts, however long it reads), or at once when an
+// application waits in Notify (the hand-off, internal/handoff, shared with
+// provider/shm); it polls for Config.Spin, then waits in epoll_wait. While a
+// provider has one link, a poll reads it directly. A link's bytes are parsed
+// and placed by whoever holds its rxMu (pollRx, rx.go): the FPDU in progress
+// stays in the link's readerState between polls; an inbound Write holds its
+// window (engine.Hold) until its payload is placed, a Read Response until
+// its bytes are written, so that an Invalidate completes only after them.
+// Where the kernel has no readiness set (perLink: not Linux), each link's
+// reader goroutine reads blocking instead.
 //
 // Outbound. The engine's pump calls Transmit on the posting goroutine; a
 // small batch is copied and written there with one non-blocking write

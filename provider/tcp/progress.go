@@ -81,7 +81,11 @@ func (p *progress) poll() bool {
 	if perLink {
 		return false // the links' reader goroutines move the bytes
 	}
-	p.handoff.Polled()
+	// A poll that finds bytes reads them for as long as they come (a
+	// long payload: hundreds of microseconds): meanwhile the progress
+	// goroutine must not take over.
+	p.handoff.PollStart()
+	defer p.handoff.PollEnd()
 	if p.copying.Load() > 0 {
 		// A writer's long write is copying in the kernel on another
 		// thread: on a process confined to one core, this poll would
