@@ -76,51 +76,40 @@ func TestRunServesAtOnceForAWaiter(t *testing.T) {
 	}
 }
 
+// TestRunLeavesTheBytesToPolls: Run serves only after a sleep during which
+// no application poll started, ended or was under way.
 func TestRunLeavesTheBytesToPolls(t *testing.T) {
-	h := New()
-	sleeps := 0
-	ended := func() bool {
-		// Each sleep of Run ends here: an application polled during
-		// the first two, so serve must not run before the third.
-		sleeps++
-		if sleeps <= 2 {
-			h.Polled()
-		}
-		return false
-	}
-	served := 0
-	h.Run(time.Microsecond, ended, func(*Turn) bool {
-		served++
-		return false
-	})
-	if sleeps != 3 || served != 1 {
-		t.Fatalf("Run slept %d times and served %d, want 3 and 1", sleeps, served)
-	}
-}
-
-func TestRunLeavesALongPollAlone(t *testing.T) {
-	h := New()
-	sleeps := 0
-	ended := func() bool {
-		// A poll starts during the first sleep and lasts into the third:
-		// no poll starts or ends during the second, yet the application
-		// is moving the bytes, so serve must not run before the fourth.
-		sleeps++
-		switch sleeps {
-		case 1:
-			h.PollStart()
-		case 3:
-			h.PollEnd()
-		}
-		return false
-	}
-	served := 0
-	h.Run(time.Microsecond, ended, func(*Turn) bool {
-		served++
-		return false
-	})
-	if sleeps != 4 || served != 1 {
-		t.Fatalf("Run slept %d times and served %d, want 4 and 1", sleeps, served)
+	for _, tc := range []struct {
+		name string
+		// during is what the application does during each sleep of Run,
+		// by sleep (from 1); serve must first run after sleep want.
+		during map[int]func(*Handoff)
+		want   int
+	}{
+		{"short polls", map[int]func(*Handoff){1: (*Handoff).Polled, 2: (*Handoff).Polled}, 3},
+		// A poll from the first sleep into the third: none starts or
+		// ends during the second, yet the application moves the bytes.
+		{"one long poll", map[int]func(*Handoff){1: (*Handoff).PollStart, 3: (*Handoff).PollEnd}, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := New()
+			sleeps := 0
+			ended := func() bool {
+				sleeps++
+				if f := tc.during[sleeps]; f != nil {
+					f(h)
+				}
+				return false
+			}
+			served := 0
+			h.Run(time.Microsecond, ended, func(*Turn) bool {
+				served++
+				return false
+			})
+			if sleeps != tc.want || served != 1 {
+				t.Fatalf("Run slept %d times and served %d, want %d and 1", sleeps, served, tc.want)
+			}
+		})
 	}
 }
 
