@@ -42,15 +42,14 @@ fi
 
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+# build_base, ready, pair and godir: bench/lib.sh.
+. "$root/bench/lib.sh"
 go build -o "$work/nd" ./cmd/nd
 go build -o "$work/gobaseline" ./bench/gobaseline
 ND=$work/nd
 BASE=${BASE:-}
 if [ -n "$BASE" ]; then
-	BASE=$(git rev-parse --short "$BASE")
-	git worktree add -q --detach "$work/base-src" "$BASE"
-	(cd "$work/base-src" && go build -o "$work/nd-base" ./cmd/nd)
-	git worktree remove --force "$work/base-src"
+	BASE=$(build_base "$BASE" "$work/nd-base")
 fi
 GB=$work/gobaseline
 
@@ -60,44 +59,6 @@ BW_ITERS=${BW_ITERS:-20000}
 OUT=${OUT:-$root/bench/results.txt}
 if [ "$(nproc)" -ge 2 ]; then S="taskset -c 0"; C="taskset -c 1"; else S=""; C=""; fi
 port=17100
-
-# ready PORT LOG: waits (at most 10 s) until the server listens: its TCP
-# port is open, or its log says "Listening" (nd perf over shm has no TCP
-# port).
-ready() {
-	local i
-	for ((i = 0; i < 200; i++)); do
-		if [ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ] || grep -q '^Listening' "$2" 2>/dev/null; then
-			return 0
-		fi
-		sleep 0.05
-	done
-	return 1
-}
-
-# pair SERVER-CMD CLIENT-CMD: runs the server in the background on $port,
-# then the client once the server listens (both bounded), and prints the
-# client's stdout. Callers parse it once the client is done: a parser
-# started beside the client takes the processor from the measurement (a
-# python3 behind a pyenv shim spawns several processes: 1 MiB send_bw
-# measured half its figure that way).
-pair() {
-	local srv=${1//@PORT@/$port} cli=${2//@PORT@/$port}
-	: >"$work/srv.log"
-	timeout 90 $S bash -c "$srv" >"$work/srv.log" 2>&1 &
-	local pid=$!
-	local out
-	if ! ready "$port" "$work/srv.log" || ! out=$(timeout 90 $C bash -c "$cli" 2>"$work/cli.err"); then
-		echo "FAILED: $cli" >&2
-		cat "$work/cli.err" "$work/srv.log" >&2
-		kill $pid 2>/dev/null || true
-		wait $pid 2>/dev/null || true
-		echo "nan"
-		return
-	fi
-	wait $pid 2>/dev/null || true
-	printf '%s\n' "$out"
-}
 
 # ucx TLS TEST SIZE ITERS FIELD [WARMUP]: a ucx_perftest figure; FIELD 2
 # is the median latency (usec), 5 the average bandwidth (MB/s, 2^20);
@@ -116,25 +77,6 @@ fab() {
 	out=$(pair "fi_pingpong -p $prov -e $ep -B @PORT@ -S $size -I $iters" \
 		"fi_pingpong -p $prov -e $ep -P @PORT@ -S $size -I $iters 127.0.0.1")
 	printf '%s\n' "$out" | awk -v f="$field" '$1 ~ /^[0-9]+[kmg]?$/ && NF >= 8 {v=$f} END {print (v=="" ? "nan" : v)}'
-}
-
-# godir PROVIDER TEST SIZE ITERS [FLAGS...]: an nd perf figure: t_typical
-# (usec) for latency tests, bw_average (MB/s, 2^20) for bandwidth tests,
-# then the client's CPU time per operation (usec; a round trip for the
-# latency tests). FLAGS (-b, -heap) go to both sides; without -b both poll.
-godir() {
-	local prov=$1 test=$2 size=$3 iters=$4
-	shift 4
-	local flags="$*" out
-	local nd=${NDBIN:-$ND}
-	out=$(pair "$nd perf $test --server $flags -provider $prov -p @PORT@" \
-		"$nd perf $test $flags -provider $prov -s $size -n $iters --json 127.0.0.1:@PORT@")
-	printf '%s\n' "$out" | python3 -c 'import json,sys
-try:
-    r=json.load(sys.stdin)["results"][0]
-    print(r.get("t_typical_usec", r.get("bw_average", "nan")), r.get("client_cpu_usec_per_op", "nan"))
-except Exception:
-    print("nan nan")'
 }
 
 gopp() { pair "$GB -server -port @PORT@" "$GB -pingpong -size $1 -iters $2 127.0.0.1:@PORT@"; }
