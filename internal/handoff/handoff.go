@@ -4,8 +4,9 @@
 // goroutine once the polls stop for a while or an application waits.
 //
 // The transport counts every application poll (Polled, or PollStart and
-// PollEnd around one that may last) and every waiter (Watch, Unwatch); its progress goroutine runs Run, which sleeps while the
-// polls go on and calls the transport's serve function when they stop.
+// PollEnd around one that may last) and every waiter (Watch, Unwatch); its
+// progress goroutine runs Run, which sleeps while the polls go on and calls
+// the transport's serve function when they stop.
 // serve moves the bytes until its Turn is over: an application polls again
 // and none waits.
 package handoff
@@ -37,12 +38,11 @@ func (h *Handoff) Polled() { h.polls.Add(1) }
 // moves bytes for as long as they come), and PollEnd its end: while one is
 // under way the application is moving the bytes, so the progress goroutine
 // does not take over however long it lasts, and a serve in progress ends.
-func (h *Handoff) PollStart() {
-	h.polling.Add(1)
-	h.polls.Add(1)
-}
+// The poll counts once, at its end: until then polling shows it.
+func (h *Handoff) PollStart() { h.polling.Add(1) }
 
-// PollEnd records the end of a poll PollStart began.
+// PollEnd records the end of a poll PollStart began. The count goes up
+// before polling goes down, so that no check sees neither.
 func (h *Handoff) PollEnd() {
 	h.polls.Add(1)
 	h.polling.Add(-1)
@@ -87,8 +87,8 @@ func (h *Handoff) Forget() {
 
 // Run is the progress goroutine's loop. While no application waits in
 // Notify, it sleeps for gone (or until Wake), then checks ended, and calls
-// serve only if no application polled meanwhile and none is polling; while one waits, it calls
-// serve at once. serve moves the bytes until t.Over() and returns true, or
+// serve only if no application polled meanwhile and none is polling; while
+// one waits, it calls serve at once. serve moves the bytes until t.Over() and returns true, or
 // returns false when the goroutine must end. Run returns when ended
 // reports true or serve returns false.
 func (h *Handoff) Run(gone time.Duration, ended func() bool, serve func(t *Turn) bool) {
