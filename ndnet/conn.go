@@ -87,6 +87,7 @@ type Conn struct {
 
 	// Who waits for completions (wait.go).
 	appPolls  uint64        // polls by Read, Write and Close
+	readPolls uint64        // completion queue polls made by Read (tests)
 	notifying atomic.Int32  // Read, Write and Close calls waiting in Notify
 	runWaits  atomic.Bool   // the progress goroutine waits for them to leave Notify
 	appLeft   chan struct{} // the last of them left Notify while runWaits

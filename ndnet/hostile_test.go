@@ -273,3 +273,47 @@ func TestIdleBlockedReadCostsNoWakeups(t *testing.T) {
 		t.Fatal("Read returned nil after Close")
 	}
 }
+
+// TestReadTakesQueuedBytesBeforePolling: a Read that finds stream bytes
+// already queued returns them without polling the completion queue, and
+// polls once for more when they do not fill its buffer.
+func TestReadTakesQueuedBytesBeforePolling(t *testing.T) {
+	r := newRawPeer(t, Config{QueueDepth: 4, InlineThreshold: 64, BufferSize: 4096, Linger: time.Millisecond})
+	r.send(header{Type: frameHello}, ringDesc())
+	for _, p := range []string{"ab", "c", "d"} {
+		r.send(header{Type: frameData, Length: uint32(len(p))}, []byte(p))
+	}
+	c := r.conn
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	read := func(n int) (string, uint64) {
+		t.Helper()
+		b := make([]byte, n)
+		k, err := c.Read(b)
+		if err != nil {
+			t.Fatalf("Read: %v", err)
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return string(b[:k]), c.readPolls
+	}
+	// The three frames were delivered before their sends completed; the
+	// progress goroutine may have queued some of them already.
+	c.mu.Lock()
+	c.pollLocked()
+	queued, polls := c.rxqLen, c.readPolls
+	c.mu.Unlock()
+	if queued != 3 {
+		t.Fatalf("%d frames queued, want 3", queued)
+	}
+	if got, p := read(1); got != "a" || p != polls {
+		t.Fatalf("Read %q after %d polls, want \"a\" after %d (bytes were queued)", got, p, polls)
+	}
+	for _, want := range []string{"b", "c"} {
+		if got, p := read(1); got != want || p != polls {
+			t.Fatalf("Read %q after %d polls, want %q after %d (bytes were queued)", got, p, want, polls)
+		}
+	}
+	if got, p := read(4); got != "d" || p != polls+1 {
+		t.Fatalf("Read %q after %d polls, want \"d\" after %d (one poll for more)", got, p, polls+1)
+	}
+}

@@ -30,9 +30,23 @@ func (c *Conn) Read(b []byte) (int, error) {
 			return 0, nil
 		}
 		c.mu.Lock()
-		c.pollLocked()
+		// Bytes already queued are read before the completion queue is
+		// polled: a reader of small pieces (io.Copy's 8 KiB) of a long
+		// stream polls once per frame or ring chunk it drains, not once
+		// per call; one that drained the queue polls for more.
+		queued := c.rxqLen > 0
+		if !queued {
+			c.readPolls++
+			c.pollLocked()
+		}
 		c.appPolls++
 		n := c.readLocked(b)
+		if queued && n < len(b) {
+			c.readPolls++
+			if c.pollLocked() {
+				n += c.readLocked(b[n:])
+			}
+		}
 		var err error
 		if n == 0 && c.rxqLen == 0 {
 			switch {
