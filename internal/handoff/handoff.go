@@ -3,7 +3,7 @@
 // and no application waits in Notify, or the transport's progress
 // goroutine once the polls stop for a while or an application waits.
 //
-// The transport counts every application poll (Polled, or PollStart and
+// The transport records every application poll (Polled, or PollStart and
 // PollEnd around one that may last) and every waiter (Watch, Unwatch); its
 // progress goroutine runs Run, which sleeps while the polls go on and calls
 // the transport's serve function when they stop.
@@ -20,7 +20,7 @@ import (
 // goroutine. Create it with New. Its methods are safe for concurrent use;
 // Run has one caller at a time.
 type Handoff struct {
-	polls   atomic.Uint64
+	polled  atomic.Bool  // an application polled since the progress goroutine last looked
 	polling atomic.Int32 // application polls under way (PollStart, PollEnd)
 	waiters atomic.Int32
 	wake    chan struct{}
@@ -31,26 +31,29 @@ func New() *Handoff {
 	return &Handoff{wake: make(chan struct{}, 1)}
 }
 
-// Polled records one application poll.
-func (h *Handoff) Polled() { h.polls.Add(1) }
+// Polled records one application poll. It writes the shared flag only
+// when the progress goroutine has cleared it (once per look of that
+// goroutine, not once per poll), so that a poll loop does not take the
+// flag's cache line from other pollers on every pass.
+func (h *Handoff) Polled() {
+	if !h.polled.Load() {
+		h.polled.Store(true)
+	}
+}
 
 // PollStart records the start of an application poll that may last (it
 // moves bytes for as long as they come), and PollEnd its end: while one is
 // under way the application is moving the bytes, so the progress goroutine
 // does not take over however long it lasts, and a serve in progress ends.
-// The poll counts once, at its end: until then polling shows it.
+// The poll is recorded once, at its end: until then polling shows it.
 func (h *Handoff) PollStart() { h.polling.Add(1) }
 
-// PollEnd records the end of a poll PollStart began. The count goes up
+// PollEnd records the end of a poll PollStart began. The poll is recorded
 // before polling goes down, so that no check sees neither.
 func (h *Handoff) PollEnd() {
-	h.polls.Add(1)
+	h.Polled()
 	h.polling.Add(-1)
 }
-
-// Polls returns the number of application polls so far: a goroutine that
-// must know whether a poll happened over some span compares two values.
-func (h *Handoff) Polls() uint64 { return h.polls.Load() }
 
 // Watch records an application goroutine that waits in Notify, and ends
 // Run's sleep at once. A transport whose serve blocks in the kernel must
@@ -94,7 +97,8 @@ func (h *Handoff) Forget() {
 func (h *Handoff) Run(gone time.Duration, ended func() bool, serve func(t *Turn) bool) {
 	timer := time.NewTimer(gone)
 	defer timer.Stop()
-	t := Turn{h: h, seen: h.polls.Load()}
+	h.polled.Store(false) // polls before Run began are not the turn's
+	t := Turn{h: h}
 	for {
 		if h.waiters.Load() == 0 {
 			timer.Reset(gone)
@@ -117,18 +121,19 @@ func (h *Handoff) Run(gone time.Duration, ended func() bool, serve func(t *Turn)
 
 // Turn is one stretch of Run's serve.
 type Turn struct {
-	h    *Handoff
-	seen uint64
+	h *Handoff
 }
 
 // Over reports whether an application polled since the last call (or since
 // the turn began), or is polling, and none waits in Notify: the polls move
 // the bytes again, and serve must return.
 func (t *Turn) Over() bool {
-	now := t.h.polls.Load()
-	if now == t.seen && t.h.polling.Load() == 0 || t.h.waiters.Load() != 0 {
+	if t.h.waiters.Load() != 0 {
 		return false
 	}
-	t.seen = now
-	return true
+	// Swap only a set flag: a poll that found it set (and left it) before
+	// the swap is counted by it, and one after it finds it clear and sets
+	// it again.
+	polled := t.h.polled.Load() && t.h.polled.Swap(false)
+	return polled || t.h.polling.Load() != 0
 }

@@ -11,7 +11,7 @@ const forever = time.Hour
 
 func TestTurnOver(t *testing.T) {
 	h := New()
-	turn := Turn{h: h, seen: h.Polls()}
+	turn := Turn{h: h}
 	if turn.Over() {
 		t.Fatal("Over with no poll since the turn began")
 	}
@@ -35,7 +35,7 @@ func TestTurnOver(t *testing.T) {
 
 func TestTurnOverWhileAPollLasts(t *testing.T) {
 	h := New()
-	turn := Turn{h: h, seen: h.Polls()}
+	turn := Turn{h: h}
 	h.PollStart()
 	for i := range 3 {
 		if !turn.Over() {
@@ -131,4 +131,15 @@ func TestForgetDropsAWake(t *testing.T) {
 		t.Fatal("a Wake outlived Forget")
 	default:
 	}
+}
+
+// BenchmarkPolled is the cost of recording a poll from every processor at
+// once, as pollers of one transport's completion queues do.
+func BenchmarkPolled(b *testing.B) {
+	h := New()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			h.Polled()
+		}
+	})
 }
