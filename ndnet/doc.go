@@ -16,12 +16,12 @@
 //
 // Who moves the bytes: Write copies into a registered send buffer or the
 // staging ring and posts the Send or RDMA Write; Read copies out of the
-// receive buffer or ring. Completions are processed under the connection's
-// state lock by a Read or Write that polls while it waits, or by the
-// connection's one progress goroutine, which sleeps in
-// CompletionQueue.Notify. A blocked Read or Write polls before it sleeps
-// for a window that adapts to how long the waits of its direction last, up
-// to Config.Spin: a sleep and its wake-up cost more than the wait itself
-// when the peer answers within microseconds. Lock order: Read's lock,
-// Write's lock, the state lock.
+// receive buffer or ring, the bytes already queued before it polls for
+// more. Completions are processed under the connection's state lock by a
+// Read or Write that polls while it waits, or by the connection's one
+// progress goroutine, which sleeps in CompletionQueue.Notify. A blocked
+// Read or Write polls before it sleeps for a window that adapts to how long
+// the waits of its direction last, up to Config.Spin: a sleep and its
+// wake-up cost more than the wait itself when the peer answers within
+// microseconds. Lock order: Read's lock, Write's lock, the state lock.
 package ndnet
