@@ -36,16 +36,12 @@ func (c *Conn) Read(b []byte) (int, error) {
 		// per call; one that drained the queue polls for more.
 		queued := c.rxqLen > 0
 		if !queued {
-			c.readPolls++
-			c.pollLocked()
+			c.readPollLocked()
 		}
 		c.appPolls++
 		n := c.readLocked(b)
-		if queued && n < len(b) {
-			c.readPolls++
-			if c.pollLocked() {
-				n += c.readLocked(b[n:])
-			}
+		if queued && n < len(b) && c.readPollLocked() {
+			n += c.readLocked(b[n:])
 		}
 		var err error
 		if n == 0 && c.rxqLen == 0 {
@@ -76,6 +72,13 @@ func (c *Conn) Read(b []byte) (int, error) {
 func (c *Conn) writeReadyLocked(rem, staged int) bool {
 	eager := staged == 0 && !(rem > c.eagerMax && c.ringSize > 0 && c.helloRecv)
 	return eager && c.err == nil && !c.dead && c.dataCredit() && c.txRoom() > 0
+}
+
+// readPollLocked is Read's poll of the completion queue (pollLocked),
+// counted in readPolls.
+func (c *Conn) readPollLocked() bool {
+	c.readPolls++
+	return c.pollLocked()
 }
 
 // readLocked copies what is there into b, frees what it consumed, and
