@@ -91,9 +91,9 @@ func (h *Handoff) Forget() {
 // Run is the progress goroutine's loop. While no application waits in
 // Notify, it sleeps for gone (or until Wake), then checks ended, and calls
 // serve only if no application polled meanwhile and none is polling; while
-// one waits, it calls serve at once. serve moves the bytes until t.Over() and returns true, or
-// returns false when the goroutine must end. Run returns when ended
-// reports true or serve returns false.
+// one waits, it calls serve at once. serve moves the bytes until t.Over()
+// and returns true, or returns false when the goroutine must end. Run
+// returns when ended reports true or serve returns false.
 func (h *Handoff) Run(gone time.Duration, ended func() bool, serve func(t *Turn) bool) {
 	timer := time.NewTimer(gone)
 	defer timer.Stop()

@@ -50,8 +50,8 @@ const (
 	armIdlePasses = 32
 	// pollerGone is how long the application may go without polling
 	// before the progress goroutine takes over its links: long enough
-	// that an application polling in a loop never sees it (it only checks
-	// a counter that often), short enough that a peer's request of an
+	// that an application polling in a loop never sees it (it only looks
+	// at the poll flag that often), short enough that a peer's request of an
 	// application that stopped polling is served promptly.
 	pollerGone = 100 * time.Microsecond
 	// recordsPerPass bounds the records one pass of the set takes from

@@ -43,8 +43,8 @@ const (
 	readyBatch = 64
 	// pollerGone is how long the application may go without polling
 	// before the progress goroutine takes over its links: long enough
-	// that an application polling in a loop never sees it (it only checks
-	// a counter that often), short enough that a peer's RDMA Read of an
+	// that an application polling in a loop never sees it (it only looks
+	// at the poll flag that often), short enough that a peer's RDMA Read of an
 	// application that stopped polling is served promptly.
 	pollerGone = 100 * time.Microsecond
 )
