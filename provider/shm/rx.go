@@ -47,15 +47,19 @@ var testHookReader atomic.Pointer[func(*link) bool]
 // arms the link, and disarms it if the progress goroutine had. It reports
 // whether it handled records.
 func (l *link) pollRx(app bool) bool {
-	if !l.armed.Load() && !l.ackHeld.Load() && !l.peerGone.Load() && l.rxMu.TryLock() {
-		// The ring is mapped while rxEnded is false under rxMu.
-		idle := !l.rxEnded && !l.rx.Unconsumed()
-		l.rxMu.Unlock()
-		if idle {
-			return false
-		}
+	if h := testHookReader.Load(); h != nil && (*h)(l) {
+		return false
 	}
-	moved, _ := l.serveHot(app, -1)
+	if !l.rxMu.TryLock() {
+		return false // another poller consumes the ring
+	}
+	moved := false
+	// The ring is mapped while rxEnded is false under rxMu. An idle link
+	// (nothing to read, no Ack held back, not armed) is left as it is.
+	if l.armed.Load() || l.ackHeld.Load() || l.peerGone.Load() || l.rxEnded || l.rx.Unconsumed() {
+		moved, _ = l.serveHotLocked(app, -1)
+	}
+	l.rxMu.Unlock()
 	return moved
 }
 
@@ -71,7 +75,13 @@ func (l *link) serveHot(app bool, armAfter int) (moved, hot bool) {
 	if !l.rxMu.TryLock() {
 		return false, true
 	}
-	defer l.rxMu.Unlock()
+	moved, hot = l.serveHotLocked(app, armAfter)
+	l.rxMu.Unlock()
+	return moved, hot
+}
+
+// serveHotLocked is serveHot with rxMu held.
+func (l *link) serveHotLocked(app bool, armAfter int) (moved, hot bool) {
 	if l.rxEnded || l.rxStop {
 		return false, false
 	}
