@@ -284,6 +284,13 @@ func testCreateEndpointAgain(t *testing.T, p nd.Provider) {
 	}
 	Expect(t, s.InCQ, r, nd.ErrCanceled, -1)
 	expectStatus(t, "Receive on the closed endpoint", s.Endpoint.Receive(new(nd.Result), nil), nd.ErrInvalidHandle)
+	// A closed endpoint refuses a post before its parameters are looked at.
+	expectStatus(t, "Send(nil Result) on the closed endpoint", s.Endpoint.Send(nil, nil, 0), nd.ErrInvalidHandle)
+	expectStatus(t, "Receive(nil Result) on the closed endpoint", s.Endpoint.Receive(nil, nil), nd.ErrInvalidHandle)
+	expectStatus(t, "Write with an unknown flag on the closed endpoint",
+		s.Endpoint.Write(new(nd.Result), nil, nd.MWDescriptor{}, 0, nd.Flags(1<<30)), nd.ErrInvalidHandle)
+	expectStatus(t, "Read with an unknown flag on the closed endpoint",
+		s.Endpoint.Read(new(nd.Result), nil, nd.MWDescriptor{}, 0, nd.Flags(1<<30)), nd.ErrInvalidHandle)
 	ep, err := s.Connector.CreateEndpoint(s.InCQ, s.OutCQ, DefaultLimits)
 	if err != nil {
 		t.Fatalf("CreateEndpoint after the first endpoint closed: %v; want a new endpoint", err)

@@ -122,33 +122,21 @@ func (ep *Endpoint) SubmitRequestBatch() {}
 
 // Send implements nd.Endpoint.
 func (ep *Endpoint) Send(res *nd.Result, sgl []nd.SGE, flags nd.Flags) error {
-	if st := ep.usable(); st != nd.Success {
-		return st
-	}
 	return ep.postOutbound(ndrules.Send, OpSend, res, sgl, flags, nd.MWDescriptor{}, 0)
 }
 
 // SendAndInvalidate implements nd.Endpoint.
 func (ep *Endpoint) SendAndInvalidate(res *nd.Result, sgl []nd.SGE, remote nd.MWDescriptor, flags nd.Flags) error {
-	if st := ep.usable(); st != nd.Success {
-		return st
-	}
 	return ep.postOutbound(ndrules.SendAndInvalidate, OpSendInvalidate, res, sgl, flags, remote, 0)
 }
 
 // Read implements nd.Endpoint.
 func (ep *Endpoint) Read(res *nd.Result, sgl []nd.SGE, remote nd.MWDescriptor, offset uint64, flags nd.Flags) error {
-	if st := ep.usable(); st != nd.Success {
-		return st
-	}
 	return ep.postOutbound(ndrules.Read, OpRead, res, sgl, flags, remote, offset)
 }
 
 // Write implements nd.Endpoint.
 func (ep *Endpoint) Write(res *nd.Result, sgl []nd.SGE, remote nd.MWDescriptor, offset uint64, flags nd.Flags) error {
-	if st := ep.usable(); st != nd.Success {
-		return st
-	}
 	return ep.postOutbound(ndrules.Write, OpWrite, res, sgl, flags, remote, offset)
 }
 
@@ -157,7 +145,7 @@ func (ep *Endpoint) postOutbound(kind ndrules.Outbound, op Op, res *nd.Result, s
 	lim := ndrules.PostLimits{MaxSGE: ep.limits.OutboundSGE, MaxLength: ep.a.info.MaxOutboundLength, MaxInline: ep.inline}
 	total, st := ndrules.Post(kind, res, sgl, flags, lim)
 	if st != nd.Success {
-		return st
+		return ep.refusal(st)
 	}
 	ep.mu.Lock()
 	if err := ep.admitLocked(&ep.sq); err != nil {
@@ -176,8 +164,33 @@ func (ep *Endpoint) postOutbound(kind ndrules.Outbound, op Op, res *nd.Result, s
 	return nil
 }
 
-// admitLocked applies the checks every post shares.
+// refusal is the status of a post whose parameters failed their checks
+// with st: the closed status (usable) if the endpoint can no longer be
+// used, since a call on a closed object is refused before its parameters
+// are looked at, st otherwise. The data-path posts check their parameters
+// first and look at the closed flags only then, or under ep.mu
+// (admitLocked), so that an accepted post reads them once.
+func (ep *Endpoint) refusal(st nd.Status) error {
+	if cst := ep.usable(); cst != nd.Success {
+		return cst
+	}
+	return st
+}
+
+// admitLocked applies the checks every post shares: the endpoint and
+// what it uses are open, it is connected (for an outbound request) and q
+// has room. The common case, a connected endpoint with room, is decided
+// by one test; anything else by admitSlowLocked.
 func (ep *Endpoint) admitLocked(q *workQueue) error {
+	if ep.state == epConnected && !ep.closed && !q.full() && !ep.isClosed() && !ep.a.closed.Load() {
+		return nil
+	}
+	return ep.admitSlowLocked(q)
+}
+
+// admitSlowLocked is admitLocked's exact answer, in ND's order: closed,
+// then not connected, then full.
+func (ep *Endpoint) admitSlowLocked(q *workQueue) error {
 	if st := ep.a.closedStatus(ep.closed || ep.isClosed()); st != nd.Success {
 		return st
 	}
@@ -240,15 +253,12 @@ func stillRegistered(wr *WorkRequest) bool {
 
 // Receive implements nd.Endpoint.
 func (ep *Endpoint) Receive(res *nd.Result, sgl []nd.SGE) error {
-	if st := ep.usable(); st != nd.Success {
-		return st
-	}
 	if ep.srq != nil && res != nil {
-		return nd.ErrInvalidDeviceRequest // its Receives are posted to the shared queue
+		return ep.refusal(nd.ErrInvalidDeviceRequest) // its Receives are posted to the shared queue
 	}
 	total, st := ndrules.Receive(res, sgl, ndrules.PostLimits{MaxSGE: ep.limits.InboundSGE, MaxLength: ep.a.info.MaxInboundLength})
 	if st != nd.Success {
-		return st
+		return ep.refusal(st)
 	}
 	ep.mu.Lock()
 	if err := ep.admitLocked(&ep.rq); err != nil {
