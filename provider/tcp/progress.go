@@ -265,7 +265,11 @@ func (p *progress) ended() bool {
 // what came with it: the next send takes it along. If none comes first, it
 // leaves at the next poll of the link that finds nothing new, once the
 // progress goroutine let the application run, or at the latest deferLimit
-// later.
+// later. The timer is armed when no earlier deferral of the link armed it,
+// and not stopped when the response leaves before it fires: it then fires
+// once for nothing held (deferExpired): a Reset and a Stop for every
+// deferral, one per Write the peer confirms, cost more than that one
+// firing per deferLimit (docs/tcp-transport.md).
 func (l *link) deferTx() {
 	p := l.t.progress
 	p.heldMu.Lock()
@@ -298,11 +302,6 @@ func (l *link) takeDeferred() bool {
 		p.heldCount.Store(int32(len(p.held)))
 	}
 	p.heldMu.Unlock()
-	if held && l.deferArmed.Load() && l.deferTimer.Stop() {
-		// Stopped before it fired (deferExpired clears the flag
-		// itself otherwise): no goroutine runs for nothing.
-		l.deferArmed.Store(false)
-	}
 	return held
 }
 
