@@ -8,6 +8,7 @@ import (
 	"context"
 	"net/netip"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/godirect/nd"
@@ -23,6 +24,7 @@ var lifecycleCases = slices.Concat(afterCloseCases(), []testCase{
 	{"CreateEndpointAgain", "nd-spi.md §7.6 INDConnector::CreateEndpoint: a second endpoint fails ND_NOT_SUPPORTED while the first is open; once it closed (later calls ND_INVALID_HANDLE) the connector takes a new one", testCreateEndpointAgain},
 	{"InlineSink/Receive", "reference/INDEndpoint-Receive.txt: a Receive into an SGE without a region (inline) is accepted and completes ND_ACCESS_VIOLATION", lifecycleInlineSinkReceive},
 	{"InlineSink/Read", "reference/INDEndpoint-Read.txt: a Read into an SGE without a region (inline) is accepted and completes ND_ACCESS_VIOLATION", lifecycleInlineSinkRead},
+	{"ConcurrentClose", `docs/semantics.md "Closing objects": a call made after a Close returned is refused, also when another Close of the same object is still closing what depends on it`, testConcurrentClose},
 	{"Property", `docs/semantics.md "Closing objects": random programs of posts and Closes keep every rule above (each request completes once, no hang)`, runLifecycleProperty},
 })
 
@@ -323,4 +325,58 @@ func testInlineSink(t *testing.T, p nd.Provider, read bool) {
 	var sr nd.Result
 	sendBuf(t, pr.Active, newBuffer(t, pr.Active, 8), &sr, 0)
 	Expect(t, pr.Passive.InCQ, &res, nd.ErrAccessViolation, 0)
+}
+
+// testConcurrentClose: two goroutines close the same object of the active
+// side at once (the adapter, a queue, the connector, the endpoint) and each
+// then posts a Send on the endpoint, which must be refused with the closed
+// status: the Close that finds the object closing already returns at once,
+// before the first has closed the endpoint, and must not let a post
+// through.
+func testConcurrentClose(t *testing.T, p nd.Provider) {
+	objects := []struct {
+		name  string
+		close func(s *Side) error
+		want  nd.Status
+	}{
+		{"Adapter", func(s *Side) error { return s.Adapter.Close() }, nd.ErrDeviceRemoved},
+		{"InCQ", func(s *Side) error { return s.InCQ.Close() }, nd.ErrInvalidHandle},
+		{"OutCQ", func(s *Side) error { return s.OutCQ.Close() }, nd.ErrInvalidHandle},
+		{"Connector", func(s *Side) error { return s.Connector.Close() }, nd.ErrInvalidHandle},
+		{"Endpoint", func(s *Side) error { return s.Endpoint.Close() }, nd.ErrInvalidHandle},
+	}
+	for _, o := range objects {
+		t.Run(o.name, func(t *testing.T) {
+			for range 16 {
+				pr := NewPair(t, p, PairConfig{})
+				s := pr.Active
+				// A post before the Closes passes the fast checks from then on.
+				var warm, recv nd.Result
+				mustPost(t, "Receive before the Closes", pr.Passive.PostReceive(&recv, nil))
+				mustPost(t, "Send before the Closes", s.Endpoint.Send(&warm, nil, 0))
+				Expect(t, s.OutCQ, &warm, nd.Success, 0)
+				Expect(t, pr.Passive.InCQ, &recv, nd.Success, 0)
+				errs := make(chan error, 2)
+				var ready sync.WaitGroup
+				ready.Add(2)
+				start := make(chan struct{})
+				for range 2 {
+					go func() {
+						ready.Done()
+						<-start
+						if err := o.close(s); err != nil {
+							errs <- err
+							return
+						}
+						errs <- s.Endpoint.Send(new(nd.Result), nil, 0)
+					}()
+				}
+				ready.Wait()
+				close(start)
+				for range 2 {
+					expectStatus(t, "Send after "+o.name+".Close returned", <-errs, o.want)
+				}
+			}
+		})
+	}
 }

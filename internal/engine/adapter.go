@@ -18,6 +18,12 @@ type Adapter struct {
 	transport Transport
 	progress  Progress // transport's, if it implements it
 	closed    atomic.Bool
+	// closes counts the Close calls of the adapter's endpoints,
+	// connectors, completion queues and shared receive queues, each
+	// counted after it set the flag that refuses posts (isClosed) and
+	// before it returns: an endpoint that found itself open when the
+	// count was n is open while it is n (Endpoint.admitLocked).
+	closes atomic.Uint64
 
 	windowTable
 	// publishMu orders what links that publish windows learn of remote

@@ -458,6 +458,7 @@ func (c *Connector) Close() error {
 	}
 	c.closed = true
 	c.shut.Store(true)
+	c.a.closes.Add(1)
 	state, ep, link, l := c.state, c.ep, c.link, c.waitingOn
 	c.cur, c.waitingOn = nil, nil
 	c.signalLocked()

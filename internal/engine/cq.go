@@ -331,6 +331,7 @@ func (q *CQ) Close() error {
 	}
 	q.closed = true
 	q.shut.Store(true)
+	q.a.closes.Add(1)
 	q.fireLocked(nd.ErrCanceled)
 	eps := slices.Clone(q.endpoints)
 	srqs := slices.Clone(q.srqs)

@@ -42,6 +42,9 @@ type Endpoint struct {
 	taken, takenTail *WorkRequest
 	pumping          bool
 	closed           bool // Close (its own, its connector's, a queue's or the adapter's) ran
+	// openAt is the adapter's count of Close calls when admitSlowLocked
+	// last found the endpoint and what it uses open (none at first).
+	openAt uint64
 
 	// A teardown decided under mu and carried out after unlocking.
 	closePending bool
@@ -71,6 +74,7 @@ func newEndpoint(a *Adapter, c *Connector, in, out *CQ, srq *SRQ, limits nd.Endp
 	ep := &Endpoint{
 		a: a, c: c, inCQ: in, outCQ: out, limits: limits, inline: a.info.MaxInlineData,
 		ird: limits.InboundReadLimit, ord: limits.OutboundReadLimit, srq: srq,
+		openAt: ^uint64(0),
 	}
 	ep.sq.init(limits.OutboundEntries, limits.OutboundSGE, ep.inline)
 	if srq == nil {
@@ -179,10 +183,13 @@ func (ep *Endpoint) refusal(st nd.Status) error {
 
 // admitLocked applies the checks every post shares: the endpoint and
 // what it uses are open, it is connected (for an outbound request) and q
-// has room. The common case, a connected endpoint with room, is decided
-// by one test; anything else by admitSlowLocked.
+// has room. The common case is decided without isClosed's look at every
+// object the endpoint uses: no Close of the adapter's objects returned
+// since the endpoint was last found open (Adapter.closes; the adapter's
+// own Close, whose second call returns before the first counted it, is
+// its flag). Anything else is admitSlowLocked's.
 func (ep *Endpoint) admitLocked(q *workQueue) error {
-	if ep.state == epConnected && !ep.closed && !q.full() && !ep.isClosed() && !ep.a.closed.Load() {
+	if ep.state == epConnected && !q.full() && ep.a.closes.Load() == ep.openAt && !ep.a.closed.Load() {
 		return nil
 	}
 	return ep.admitSlowLocked(q)
@@ -191,9 +198,11 @@ func (ep *Endpoint) admitLocked(q *workQueue) error {
 // admitSlowLocked is admitLocked's exact answer, in ND's order: closed,
 // then not connected, then full.
 func (ep *Endpoint) admitSlowLocked(q *workQueue) error {
+	closes := ep.a.closes.Load() // before the flags: a Close counted later is seen then
 	if st := ep.a.closedStatus(ep.closed || ep.isClosed()); st != nd.Success {
 		return st
 	}
+	ep.openAt = closes
 	connected := ep.state != epIdle && ep.state != epAccepting
 	return ndrules.Admit(q == &ep.sq, connected, q.full()).Err()
 }
@@ -395,6 +404,7 @@ func (ep *Endpoint) close(st nd.Status) {
 	// owned by the link, which completes it when it closes) or sees closed.
 	ep.closed = true
 	ep.dead.Store(true)
+	ep.a.closes.Add(1)
 	ep.endLocked(st)
 	ep.unlock()
 	ep.inCQ.detach(ep)

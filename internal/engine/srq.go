@@ -246,6 +246,7 @@ func (s *SRQ) Close() error {
 	}
 	s.closed = true
 	s.shut.Store(true)
+	s.a.closes.Add(1)
 	if s.fired != nil {
 		close(s.fired)
 		s.fired = nil
