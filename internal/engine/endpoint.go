@@ -214,7 +214,8 @@ func (ep *Endpoint) admitSlowLocked(q *workQueue) error {
 func (ep *Endpoint) fillSGL(wr *WorkRequest, sgl []nd.SGE) {
 	used := 0
 	for i := range sgl {
-		e := sgl[i]
+		wr.sge = append(wr.sge, sgl[i])
+		e := &wr.sge[len(wr.sge)-1]
 		if e.Region == nil && wr.Op == OpRead {
 			if len(e.Buffer) > 0 {
 				wr.status, wr.preset = nd.ErrAccessViolation, true
@@ -224,20 +225,16 @@ func (ep *Endpoint) fillSGL(wr *WorkRequest, sgl []nd.SGE) {
 			n := copy(wr.inline[used:], e.Buffer)
 			e.Buffer = wr.inline[used : used+n : used+n]
 			used += n
-		} else if !ep.owns(e) {
+		} else if !ownedBy(ep.a, e) {
 			wr.status, wr.preset = nd.ErrAccessViolation, true
 		}
-		wr.sge = append(wr.sge, e)
 	}
 	wr.SGL = wr.sge
 }
 
-// owns reports whether e's buffer lies in a live registration of this
-// adapter.
-func (ep *Endpoint) owns(e nd.SGE) bool { return ownedBy(ep.a, e) }
-
 // ownedBy reports whether e's buffer lies in a live registration of a.
-func ownedBy(a *Adapter, e nd.SGE) bool {
+// (A pointer: an entry is five words, copied for nothing by value.)
+func ownedBy(a *Adapter, e *nd.SGE) bool {
 	if e.Region == nil {
 		return len(e.Buffer) == 0
 	}

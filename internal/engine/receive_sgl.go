@@ -9,10 +9,10 @@ import "github.com/godirect/nd"
 // immediate status for it.
 func (wr *WorkRequest) setReceiveSGL(a *Adapter, sgl []nd.SGE) {
 	for i := range sgl {
-		if !ownedBy(a, sgl[i]) {
+		wr.sge = append(wr.sge, sgl[i])
+		if !ownedBy(a, &wr.sge[len(wr.sge)-1]) {
 			wr.status, wr.preset = nd.ErrAccessViolation, true
 		}
-		wr.sge = append(wr.sge, sgl[i])
 	}
 	wr.SGL = wr.sge
 }
