@@ -97,8 +97,10 @@ func newEndpoint(a *Adapter, c *Connector, in, out *CQ, srq *SRQ, limits nd.Endp
 	return ep, nil
 }
 
-// usable is the check every call on the endpoint makes first: the status
-// of a call on a closed endpoint (closedStatus), or Success.
+// usable is the check a call on the endpoint makes first (the data-path
+// posts make it only when their parameters fail, refusal, and otherwise
+// decide under the lock, admitLocked): the status of a call on a closed
+// endpoint (closedStatus), or Success.
 func (ep *Endpoint) usable() nd.Status { return ep.a.closedStatus(ep.isClosed()) }
 
 // isClosed reports whether the endpoint, its connector or one of its
