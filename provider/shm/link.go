@@ -109,14 +109,11 @@ type link struct {
 	// provider's readiness set. rxEnded: the link left the set, nobody
 	// may touch the ring (the segment may be unmapped); rxStop: the link
 	// ended while consuming. armed: the ring's sleeping flag is set, the
-	// peer rings rxData at its next record (written under rxMu). ackHeld:
-	// an Ack is held back (r.unacked > 0; written under rxMu). Direct
-	// polls read both before they look whether the ring is empty.
+	// peer rings rxData at its next record. All under rxMu.
 	rxMu    sync.Mutex
 	rxEnded bool
 	rxStop  bool
-	armed   atomic.Bool
-	ackHeld atomic.Bool
+	armed   bool
 	r       readerState // under rxMu
 
 	// The link's place in the readiness set (the progress's mu): its slot

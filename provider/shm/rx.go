@@ -56,7 +56,7 @@ func (l *link) pollRx(app bool) bool {
 	moved := false
 	// The ring is mapped while rxEnded is false under rxMu. An idle link
 	// (nothing to read, no Ack held back, not armed) is left as it is.
-	if l.armed.Load() || l.ackHeld.Load() || l.peerGone.Load() || l.rxEnded || l.rx.Unconsumed() {
+	if l.armed || l.r.unacked > 0 || l.peerGone.Load() || l.rxEnded || l.rx.Unconsumed() {
 		moved, _ = l.serveHotLocked(app, -1)
 	}
 	l.rxMu.Unlock()
@@ -92,9 +92,9 @@ func (l *link) serveHotLocked(app bool, armAfter int) (moved, hot bool) {
 	// Read waits in Notify and a Write polls (ndnet). The peer then rings
 	// for records the poll may already have taken: the progress goroutine
 	// finds the ring empty, as after any early ring.
-	if l.armed.Load() && !(app && l.t.progress.handoff.Watched()) {
+	if l.armed && !(app && l.t.progress.handoff.Watched()) {
 		l.rx.Disarm()
-		l.armed.Store(false)
+		l.armed = false
 		l.t.progress.disarmed()
 	}
 	// The peer published everything it will before the hang-up was seen:
@@ -148,14 +148,14 @@ func (l *link) armRx() bool {
 // reports false, disarmed, when a record is there already. rxMu held.
 func (l *link) armLocked() bool {
 	l.flushAck()
-	if l.armed.Load() {
+	if l.armed {
 		return true
 	}
 	if l.rx.Arm() {
 		l.rx.Disarm()
 		return false
 	}
-	l.armed.Store(true)
+	l.armed = true
 	return true
 }
 
@@ -176,9 +176,6 @@ func (l *link) consumeLocked(ep *engine.Endpoint, app bool) (int, bool) {
 	n, ok := l.consumeRecordsLocked(ep, app)
 	if n > 0 && !l.rxSeen.Load() {
 		l.rxSeen.Store(true)
-	}
-	if held := l.r.unacked > 0; held != l.ackHeld.Load() {
-		l.ackHeld.Store(held)
 	}
 	return n, ok
 }
@@ -228,9 +225,6 @@ func (l *link) flushAck() {
 		return
 	}
 	l.r.unacked, l.r.rvBytes, l.r.prompt = 0, 0, false
-	if l.ackHeld.Load() {
-		l.ackHeld.Store(false)
-	}
 	l.mu.Lock()
 	l.queueAckLocked(l.r.doneUpTo)
 	l.mu.Unlock()
