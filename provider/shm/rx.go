@@ -42,16 +42,23 @@ type readerState struct {
 // consumer with it).
 var testHookReader atomic.Pointer[func(*link) bool]
 
+// lockRx takes rxMu for a poller of l's ring. It reports false, and leaves
+// the ring alone, when another poller holds it or testHookReader keeps
+// pollers off l.
+func (l *link) lockRx() bool {
+	if h := testHookReader.Load(); h != nil && (*h)(l) {
+		return false
+	}
+	return l.rxMu.TryLock()
+}
+
 // pollRx consumes l's inbound ring in direct mode: an application poll
 // (app), or the progress goroutine, found few links in the set. It never
 // arms the link, and disarms it if the progress goroutine had. It reports
 // whether it handled records.
 func (l *link) pollRx(app bool) bool {
-	if h := testHookReader.Load(); h != nil && (*h)(l) {
+	if !l.lockRx() {
 		return false
-	}
-	if !l.rxMu.TryLock() {
-		return false // another poller consumes the ring
 	}
 	moved := false
 	// The ring is mapped while rxEnded is false under rxMu. An idle link
@@ -69,10 +76,7 @@ func (l *link) pollRx(app bool) bool {
 // (armAfter < 0: never) and is now armed. A link another poller is
 // consuming stays hot.
 func (l *link) serveHot(app bool, armAfter int) (moved, hot bool) {
-	if h := testHookReader.Load(); h != nil && (*h)(l) {
-		return false, true
-	}
-	if !l.rxMu.TryLock() {
+	if !l.lockRx() {
 		return false, true
 	}
 	moved, hot = l.serveHotLocked(app, armAfter)
@@ -127,10 +131,7 @@ func (l *link) serveHotLocked(app bool, armAfter int) (moved, hot bool) {
 // records arrived meanwhile or another poller holds the ring (the
 // goroutine must not block), true when the link is armed or ended.
 func (l *link) armRx() bool {
-	if h := testHookReader.Load(); h != nil && (*h)(l) {
-		return false
-	}
-	if !l.rxMu.TryLock() {
+	if !l.lockRx() {
 		return false
 	}
 	defer l.rxMu.Unlock()
