@@ -41,7 +41,6 @@ type Endpoint struct {
 	srq              *SRQ
 	taken, takenTail *WorkRequest
 	pumping          bool
-	closed           bool // Close (its own, its connector's, a queue's or the adapter's) ran
 	// openAt is the adapter's count of Close calls when admitSlowLocked
 	// last found the endpoint and what it uses open (none at first).
 	openAt uint64
@@ -56,7 +55,8 @@ type Endpoint struct {
 	// cleared under mu, read without it by the completion queues).
 	poller atomic.Pointer[Poller]
 
-	// dead mirrors closed for the checks posting makes before taking mu.
+	// dead: Close (its own, its connector's, a queue's or the adapter's)
+	// ran. Set under mu, read by every check, with mu or without.
 	dead atomic.Bool
 	// ended is set with state epEnded, for Ended.
 	ended atomic.Bool
@@ -201,7 +201,7 @@ func (ep *Endpoint) admitLocked(q *workQueue) error {
 // then not connected, then full.
 func (ep *Endpoint) admitSlowLocked(q *workQueue) error {
 	closes := ep.a.closes.Load() // before the flags: a Close counted later is seen then
-	if st := ep.a.closedStatus(ep.closed || ep.isClosed()); st != nd.Success {
+	if st := ep.usable(); st != nd.Success {
 		return st
 	}
 	ep.openAt = closes
@@ -395,13 +395,12 @@ func (ep *Endpoint) Close() error {
 // a new endpoint. It is idempotent.
 func (ep *Endpoint) close(st nd.Status) {
 	ep.mu.Lock()
-	if ep.closed {
+	if ep.dead.Load() {
 		ep.mu.Unlock()
 		return
 	}
 	// One critical section: a post either came before (it is flushed or
 	// owned by the link, which completes it when it closes) or sees closed.
-	ep.closed = true
 	ep.dead.Store(true)
 	ep.a.closes.Add(1)
 	ep.endLocked(st)
