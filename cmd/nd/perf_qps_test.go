@@ -92,12 +92,19 @@ func TestPerfQPs(t *testing.T) {
 // TestPerfQPsLatencyTurns checks that a latency test with -q goes over
 // the connections in turn: every connection makes -n round trips (the
 // server counts each connection's echoes, and the client checks them
-// against its own at the end of each step), and -D runs too.
+// against its own at the end of each step), -D runs too, and the turns
+// stay in step from one step to the next.
 func TestPerfQPsLatencyTurns(t *testing.T) {
 	out := runPerf(t, "send_lat", "--provider", "loop", "-q", "4", "-n", "10", "-Q", "3", "-s", "64", "--json")
 	checkPerfDoc(t, out, "send_lat", "loop", 4, 64, 40)
 	out = runPerf(t, "write_lat", "--provider", "loop", "-q", "2", "-D", "1", "-s", "8")
 	checkPerfTable(t, "write_lat", out, []int{8}, 0)
+	// Over tcp, with the server in a second process and polling: the
+	// server's last answer of the warm-up step completes only with the
+	// client's next messages (the end marker, the next step), which the
+	// server takes while it waits for that completion.
+	out = runPerf(t, "write_lat", "--provider", "tcp", "-q", "2", "-n", "200", "-s", "8")
+	checkPerfTable(t, "write_lat", out, []int{8}, 400)
 }
 
 // cqCountingProvider wraps a provider: each adapter it opens counts the

@@ -240,23 +240,25 @@ func (pc *perfConn) readOnce(sgl []nd.SGE) error {
 }
 
 // writeRound Writes a message whose last byte is this round's into the
-// server's window and spins on the last byte of the client's window until
-// the server's answer is there. It looks at the completion queue every
-// session.YieldEvery spins, so that a failed Write stops it.
+// server's window, takes the Write's completion, and spins on the last
+// byte of the client's window until the server's answer is there. As
+// perftest's write_lat, it takes the completion while the server answers,
+// not after the answer came. It looks at the completion queue every
+// session.YieldEvery spins, which moves a provider's bytes and stops the
+// loop when the connection fails.
 func (pc *perfConn) writeRound(sgl []nd.SGE, size int) error {
 	last := size - 1
 	ping, pong := session.Stamps(pc.round)
-	// The Write's source is rewritten: the previous one must be done.
-	for pc.ops.Pending > 0 {
-		if err := pc.take(); err != nil {
-			return err
-		}
-	}
 	pc.buf[last] = ping
 	if err := pc.s.EP.Write(pc.ops.Next(), sgl, pc.remote, 0, 0); err != nil {
 		return fmt.Errorf("posting a Write: %w", err)
 	}
 	pc.ops.Posted()
+	for pc.ops.Pending > 0 { // the next round rewrites the Write's source
+		if err := pc.take(); err != nil {
+			return err
+		}
+	}
 	var pace session.Pacer
 	for spins := 1; session.LoadByte(pc.win, last) != pong; spins++ {
 		if pace.Idle(); spins%session.YieldEvery != 0 {

@@ -148,8 +148,9 @@ func (sv *perfServed) sendEcho() (bool, error) {
 
 // pong answers write_lat's Write on the connection whose turn it is, if
 // it is there: the last byte of its window is the round's. It Writes the
-// server's answer into the client's window and passes the turn on. The
-// Write's source is rewritten: while the previous Send or Write of that
+// server's answer into the client's window, takes the Write's completion
+// while the client answers (as perftest's write_lat), and passes the turn
+// on. The Write's source is rewritten: while an earlier Send of that
 // connection is in flight, pong polls instead.
 func (srv *perfServer) pong() (bool, error) {
 	sv := srv.conns[srv.rr]
@@ -170,6 +171,13 @@ func (srv *perfServer) pong() (bool, error) {
 	sv.got++
 	if srv.rr++; srv.rr == len(srv.conns) {
 		srv.rr = 0
+	}
+	// The completions taken may include the client's end marker and its
+	// next step: the round is counted and the turn passed on before.
+	for sv.sends.Pending > 0 {
+		if err := srv.q.take(); err != nil {
+			return false, fmt.Errorf("connection %d, round trip %d: %w", sv.qp, sv.got, err)
+		}
 	}
 	return true, nil
 }
