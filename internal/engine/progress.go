@@ -150,7 +150,7 @@ func (ep *Endpoint) retireLocked(q *workQueue) {
 			q.outstanding.Add(-1)
 		}
 		wr.result, wr.window, wr.SGL = nil, nil, nil
-		clear(wr.sge[:cap(wr.sge)])
+		clear(wr.sge) // the entries fillSGL or setReceiveSGL filled
 		q.head++
 		if q.next < q.head {
 			q.next = q.head
