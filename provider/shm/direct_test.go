@@ -552,3 +552,128 @@ func invalidateReadRound(t *testing.T, ring bool) {
 		t.Fatalf("%d Reads completed with bytes written to the window after its invalidation", n)
 	}
 }
+
+// TestDirectWritesWaitForTheRing: a Write that could be copied directly
+// does not overtake a request of the same connection still in the ring
+// (here a Send the target has not handled, its reader stopped), even right
+// after direct copies, which found the connection quiet: it goes through
+// the ring behind the Send, and its bytes land only once the target
+// handles both.
+func TestDirectWritesWaitForTheRing(t *testing.T) {
+	for _, m := range directModes {
+		t.Run(m.name, func(t *testing.T) {
+			if !m.alloc && selfProbe() != nil {
+				t.Skip("process_vm_readv is not allowed here:", selfProbe())
+			}
+			p := New(Config{Namespace: "godirect-nd-shm-test-" + t.Name()})
+			c := hookLinks(t, p)
+			const size = 4096
+			pbuf := targetMemory(t, m.alloc, size)
+			pr, _, desc, abuf, amr := windowPair(t, p, pbuf, size)
+			a, ps := c.links(t)
+			if m.alloc && !spinUntil(func() bool { return len(a.segs()) > 0 }) {
+				t.Fatal("the target's segment never reached the initiator")
+			}
+			ep, cq := pr.Active.Endpoint, pr.Active.OutCQ
+			sgl := []nd.SGE{{Buffer: abuf, Region: amr}}
+			var write, send, recv nd.Result
+			for i := range 3 { // direct copies: the connection is quiet
+				for j := range abuf {
+					abuf[j] = byte(i + 1)
+				}
+				if err := ep.Write(&write, sgl, desc, 0, 0); err != nil {
+					t.Fatal(err)
+				}
+				ndtest.Expect(t, cq, &write, nd.Success, size)
+			}
+			if !bytes.Equal(pbuf, abuf) {
+				t.Fatal("the direct Writes did not place their bytes")
+			}
+			rbuf := make([]byte, 16)
+			if err := pr.Passive.Endpoint.Receive(&recv, []nd.SGE{{Buffer: rbuf, Region: pr.Passive.Register(t, rbuf)}}); err != nil {
+				t.Fatal(err)
+			}
+			c.hold(t, ps)
+			d0 := a.directOps.Load()
+			if err := ep.Send(&send, []nd.SGE{{Buffer: []byte("first")}}, 0); err != nil {
+				t.Fatal(err)
+			}
+			for j := range abuf {
+				abuf[j] = 0xEE
+			}
+			if err := ep.Write(&write, sgl, desc, 0, 0); err != nil {
+				t.Fatal(err)
+			}
+			if n := a.directOps.Load() - d0; n != 0 || pbuf[0] != 3 || pbuf[size-1] != 3 {
+				t.Fatalf("the Write after an unhandled Send was copied directly (%d direct copies; target bytes %#x..%#x, want 0x3)", n, pbuf[0], pbuf[size-1])
+			}
+			c.resume()
+			ndtest.Expect(t, cq, &send, nd.Success, 5)
+			ndtest.Expect(t, cq, &write, nd.Success, size)
+			ndtest.Expect(t, pr.Passive.InCQ, &recv, nd.Success, 5)
+			if string(rbuf[:5]) != "first" || !bytes.Equal(pbuf, abuf) {
+				t.Fatalf("received %q, target bytes %#x..%#x: want \"first\" and 0xee", rbuf[:5], pbuf[0], pbuf[size-1])
+			}
+		})
+	}
+}
+
+// TestDirectCopiesEndBeforeTeardown: the initiator's endpoint closes while
+// its own goroutine keeps copying Writes straight into the target's
+// AllocateMemory segment. The teardown unmaps that segment only once the
+// copy under way ended (under -race, it also checks that the teardown and
+// the copies are ordered): every Write either completed with its bytes
+// or was refused because the endpoint closed.
+func TestDirectCopiesEndBeforeTeardown(t *testing.T) {
+	for round := range 20 {
+		t.Run(fmt.Sprint(round), func(t *testing.T) {
+			p := New(Config{Namespace: "godirect-nd-shm-test-" + t.Name()})
+			c := hookLinks(t, p)
+			const size = 64 << 10
+			pbuf := targetMemory(t, true, size)
+			pr, _, desc, abuf, amr := windowPair(t, p, pbuf, size)
+			a, _ := c.links(t)
+			if !spinUntil(func() bool { return len(a.segs()) > 0 }) {
+				t.Fatal("the target's segment never reached the initiator")
+			}
+			ep, cq := pr.Active.Endpoint, pr.Active.OutCQ
+			var (
+				wrote atomic.Int64
+				done  = make(chan error, 1)
+			)
+			go func() {
+				sgl := []nd.SGE{{Buffer: abuf, Region: amr}}
+				out := make([]*nd.Result, 1)
+				var res nd.Result
+				for {
+					err := ep.Write(&res, sgl, desc, 0, 0)
+					if err != nil {
+						done <- err
+						return
+					}
+					for cq.GetResults(out) == 0 {
+						runtime.Gosched()
+					}
+					if res.Status != nd.Success {
+						done <- res.Status
+						return
+					}
+					wrote.Add(1)
+				}
+			}()
+			if !spinUntil(func() bool { return wrote.Load() >= 10 }) {
+				t.Fatal("no Write completed")
+			}
+			if err := ep.Close(); err != nil {
+				t.Fatal(err)
+			}
+			err := <-done
+			if err != nd.ErrInvalidHandle && err != nd.ErrCanceled {
+				t.Fatalf("after %d Writes and Close: %v, want ND_INVALID_HANDLE (the post after Close) or ND_CANCELED (a Write Close flushed)", wrote.Load(), err)
+			}
+			if a.directOps.Load() < uint64(wrote.Load()) {
+				t.Fatalf("%d Writes completed, %d direct copies", wrote.Load(), a.directOps.Load())
+			}
+		})
+	}
+}

@@ -64,6 +64,7 @@ type link struct {
 	dRemote [1]remoteIovec
 	dSegID  uint32
 	dSeg    []byte
+	txQuiet bool // unconf was found empty since Transmit last added to it (direct)
 
 	ep       atomic.Pointer[engine.Endpoint]
 	peerGone atomic.Bool // the socket hung up; the reader drains and ends
@@ -98,7 +99,7 @@ type link struct {
 	snapFree    [][]byte     // snapshot buffers for Read responses, for reuse
 	snapKept    int          // bytes held in snapFree
 	snapshots   int          // Read responses copied aside (tests)
-	copying     atomic.Int32 // direct copies in progress (Transmit); raised under mu
+	copying     atomic.Int32 // direct copies in progress (Transmit)
 	cond        *sync.Cond   // on mu: copying fell to 0 after closing
 	watchdog    *time.Timer
 	done        chan struct{} // closed by shutdown

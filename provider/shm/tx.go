@@ -123,6 +123,7 @@ func (l *link) Transmit(wr *engine.WorkRequest) (bool, nd.Status) {
 	l.nextMsg++
 	msg := l.nextMsg
 	l.unconf.Push(sent{wr: wr, seq: wr.Seq, msg: msg})
+	l.txQuiet = false
 	rv := l.rvOut && l.rendezvous(wr)
 	// A silent Send goes quiet (the peer may hold its Ack back, and the
 	// request its queue entry) unless it fills the endpoint's outbound

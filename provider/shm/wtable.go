@@ -335,21 +335,28 @@ func (l *link) peerSegment(id uint32) []byte {
 // ring, a Read's response). It reports whether the request is complete.
 // Anything it does not take goes through the ring, where the target's
 // engine decides.
+//
+// Only Transmit adds to unconf, and Transmit runs on the engine's pump,
+// one goroutine at a time, as direct does: once direct found unconf empty
+// (under mu), it stays empty until Transmit's next ring request
+// (txQuiet), so that a run of direct copies takes no lock.
 func (l *link) direct(wr *engine.WorkRequest) bool {
 	if wr.Length == 0 || l.t.p.cfg.OneSided != OneSidedAuto {
 		return false
 	}
-	l.mu.Lock()
-	if l.closing || l.unconf.Len() > 0 {
+	if !l.txQuiet {
+		l.mu.Lock()
+		l.txQuiet = !l.closing && l.unconf.Len() == 0
 		l.mu.Unlock()
-		return false
+		if !l.txQuiet {
+			return false
+		}
 	}
+	// shutdown sets closed before cleanup waits for copying to fall to 0:
+	// with both atomic, either this sees closed and does not copy, or
+	// cleanup sees this copy and waits for it (woken below).
 	l.copying.Add(1)
-	l.mu.Unlock()
-	ok := l.directCopy(wr)
-	// shutdown sets closed (under mu) before cleanup looks at copying
-	// (under mu): either cleanup sees this copy gone, or this sees closed
-	// and wakes it.
+	ok := !l.closed.Load() && l.directCopy(wr)
 	if l.copying.Add(-1) == 0 && l.closed.Load() {
 		l.mu.Lock()
 		l.cond.Broadcast()
