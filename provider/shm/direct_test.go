@@ -154,6 +154,38 @@ var directModes = []struct {
 	alloc bool
 }{{"process_vm", false}, {"AllocateMemory", true}}
 
+// directRig is a connected pair over a provider of its own whose target
+// (passive) side has a window over pbuf, and whose initiator can copy into
+// it directly: over AllocateMemory, its segment has reached the initiator.
+type directRig struct {
+	c    *captureLinks
+	pr   *ndtest.Pair
+	desc nd.MWDescriptor
+	pbuf []byte // the target's window
+	abuf []byte // the initiator's registered buffer, amr
+	amr  nd.MemoryRegion
+	a    *link // the initiator's
+	ps   *link // the target's
+}
+
+// newDirectRig makes a directRig of size bytes over AllocateMemory (alloc)
+// or heap memory. It skips the test where heap memory cannot be copied
+// directly (process_vm_* is not allowed).
+func newDirectRig(t *testing.T, alloc bool, size int) *directRig {
+	t.Helper()
+	if !alloc && selfProbe() != nil {
+		t.Skip("process_vm_readv is not allowed here:", selfProbe())
+	}
+	p := New(Config{Namespace: "godirect-nd-shm-test-" + t.Name()})
+	r := &directRig{c: hookLinks(t, p), pbuf: targetMemory(t, alloc, size)}
+	r.pr, _, r.desc, r.abuf, r.amr = windowPair(t, p, r.pbuf, size)
+	r.a, r.ps = r.c.links(t)
+	if alloc && !spinUntil(func() bool { return len(r.a.segs()) > 0 }) {
+		t.Fatal("the target's segment never reached the initiator")
+	}
+	return r
+}
+
 // TestDirectPathWithoutTarget: with the target's reader stopped, the
 // initiator's Writes and Reads still complete and move the right bytes,
 // and the target handles no record meanwhile: its goroutines are not on
@@ -161,18 +193,9 @@ var directModes = []struct {
 func TestDirectPathWithoutTarget(t *testing.T) {
 	for _, m := range directModes {
 		t.Run(m.name, func(t *testing.T) {
-			if !m.alloc && selfProbe() != nil {
-				t.Skip("process_vm_readv is not allowed here:", selfProbe())
-			}
-			p := New(Config{Namespace: "godirect-nd-shm-test-" + t.Name()})
-			c := hookLinks(t, p)
 			const size = 256 << 10
-			pbuf := targetMemory(t, m.alloc, size)
-			pr, _, desc, abuf, amr := windowPair(t, p, pbuf, size)
-			a, ps := c.links(t)
-			if m.alloc && !spinUntil(func() bool { return len(a.segs()) > 0 }) {
-				t.Fatal("the target's segment never reached the initiator")
-			}
+			r := newDirectRig(t, m.alloc, size)
+			c, pr, desc, pbuf, abuf, amr, a, ps := r.c, r.pr, r.desc, r.pbuf, r.abuf, r.amr, r.a, r.ps
 			c.stopped.Store(true)
 			ps.rxSeen.Store(false)
 			d0 := a.directOps.Load()
@@ -562,18 +585,9 @@ func invalidateReadRound(t *testing.T, ring bool) {
 func TestDirectWritesWaitForTheRing(t *testing.T) {
 	for _, m := range directModes {
 		t.Run(m.name, func(t *testing.T) {
-			if !m.alloc && selfProbe() != nil {
-				t.Skip("process_vm_readv is not allowed here:", selfProbe())
-			}
-			p := New(Config{Namespace: "godirect-nd-shm-test-" + t.Name()})
-			c := hookLinks(t, p)
 			const size = 4096
-			pbuf := targetMemory(t, m.alloc, size)
-			pr, _, desc, abuf, amr := windowPair(t, p, pbuf, size)
-			a, ps := c.links(t)
-			if m.alloc && !spinUntil(func() bool { return len(a.segs()) > 0 }) {
-				t.Fatal("the target's segment never reached the initiator")
-			}
+			r := newDirectRig(t, m.alloc, size)
+			c, pr, desc, pbuf, abuf, amr, a, ps := r.c, r.pr, r.desc, r.pbuf, r.abuf, r.amr, r.a, r.ps
 			ep, cq := pr.Active.Endpoint, pr.Active.OutCQ
 			sgl := []nd.SGE{{Buffer: abuf, Region: amr}}
 			var write, send, recv nd.Result
@@ -627,15 +641,8 @@ func TestDirectWritesWaitForTheRing(t *testing.T) {
 func TestDirectCopiesEndBeforeTeardown(t *testing.T) {
 	for round := range 20 {
 		t.Run(fmt.Sprint(round), func(t *testing.T) {
-			p := New(Config{Namespace: "godirect-nd-shm-test-" + t.Name()})
-			c := hookLinks(t, p)
-			const size = 64 << 10
-			pbuf := targetMemory(t, true, size)
-			pr, _, desc, abuf, amr := windowPair(t, p, pbuf, size)
-			a, _ := c.links(t)
-			if !spinUntil(func() bool { return len(a.segs()) > 0 }) {
-				t.Fatal("the target's segment never reached the initiator")
-			}
+			r := newDirectRig(t, true, 64<<10)
+			pr, desc, abuf, amr, a := r.pr, r.desc, r.abuf, r.amr, r.a
 			ep, cq := pr.Active.Endpoint, pr.Active.OutCQ
 			var (
 				wrote atomic.Int64
