@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/netip"
+	"runtime"
 	"testing"
 	"time"
 
@@ -114,8 +115,17 @@ func (r *rawPeer) send(h header, payload []byte) {
 	}
 }
 
-// readErr reads from the accepted side until it fails and returns the error.
+// readErr waits until the accepted side has failed, then reads from it
+// until the Read fails and returns the error. Its progress goroutine takes
+// the forged frames while nothing reads; a Read made at once would take
+// the data frames already queued first and free their slots, and the
+// credit for them would admit a frame the test sends beyond the credit,
+// if the Read ran before that frame was taken.
 func (r *rawPeer) readErr() error {
+	deadline := time.Now().Add(5 * time.Second)
+	for !r.conn.failed() && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
 	r.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 	buf := make([]byte, 1<<16)
 	for {
@@ -316,4 +326,11 @@ func TestReadTakesQueuedBytesBeforePolling(t *testing.T) {
 	if got, p := read(4); got != "d" || p != polls+1 {
 		t.Fatalf("Read %q after %d polls, want \"d\" after %d (one poll for more)", got, p, polls+1)
 	}
+}
+
+// failed reports whether the connection has failed.
+func (c *Conn) failed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err != nil
 }
