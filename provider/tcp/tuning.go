@@ -45,11 +45,10 @@ const (
 	// back holds it most of the time and makes the arrival wait for it
 	// or go to the socket's backlog until the read ends, and the read
 	// that follows finds it. Pausing twice as long as the read leaves the
-	// lock free two thirds of the time: on a quiet host, 8-byte Send
-	// round trips 2-3% faster and 1 MiB send_bw under BBR 11%; on a busy
-	// one, which contends less, neither slower (docs/tcp-transport.md).
-	// Three and four times were faster still under BBR but slower in
-	// round trips.
+	// lock free two thirds of the time: 8-byte Send round trips 2-3%
+	// faster, 1 MiB send_bw under BBR 11% (docs/tcp-transport.md); three
+	// and four times were faster still under BBR but slower in round
+	// trips.
 	emptyReadPause = 2
 	// readyBatch is how many ready links one poll of the set takes at
 	// most: enough to drain a burst over many connections in few system
