@@ -26,15 +26,11 @@
 // (a poll under way counts, however long it reads), or at once when an
 // application waits in Notify (the hand-off, internal/handoff, shared with
 // provider/shm); it polls for Config.Spin, then waits in epoll_wait. While a
-// provider has one link, a poll reads it directly; after a read that found
-// nothing, the application's polls do not read again for twice as long as
-// that poll took (emptyReadPause), so that the kernel can queue arriving
-// segments on the socket without waiting for its lock. A link's bytes are
-// parsed and placed by whoever holds its rxMu (pollRx, rx.go): the FPDU in
-// progress stays in the link's readerState between polls; an inbound Write
-// holds its window (engine.Hold) until its payload is placed, a Read
-// Response until its bytes are written, so that an Invalidate completes
-// only after them.
+// provider has one link, a poll reads it directly. A link's bytes are parsed
+// and placed by whoever holds its rxMu (pollRx, rx.go): the FPDU in progress
+// stays in the link's readerState between polls; an inbound Write holds its
+// window (engine.Hold) until its payload is placed, a Read Response until
+// its bytes are written, so that an Invalidate completes only after them.
 // Where the kernel has no readiness set (perLink: not Linux), each link's
 // reader goroutine reads blocking instead.
 //

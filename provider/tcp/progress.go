@@ -39,13 +39,10 @@ type progress struct {
 	// handoff counts the application's polls and Notify waiters for the
 	// progress goroutine; woke is set when a link woke its writer
 	// goroutine; copying counts writers inside a long write (at least
-	// rawMax bytes); readAfter is the time (monotime) before which an
-	// application's direct poll does not read again, after a read that
-	// found nothing (emptyReadPause).
-	handoff   *handoff.Handoff
-	woke      atomic.Bool
-	copying   atomic.Int32
-	readAfter atomic.Int64
+	// rawMax bytes).
+	handoff *handoff.Handoff
+	woke    atomic.Bool
+	copying atomic.Int32
 
 	// The progress goroutine: it runs while the set holds links.
 	running bool // under mu
@@ -107,19 +104,11 @@ func (p *progress) poll() bool {
 	if d := p.links.Direct(); d != nil {
 		// Few links: a non-blocking read of each costs what asking the
 		// kernel would, and the read that finds bytes is already made.
-		start := monotime()
-		if start < p.readAfter.Load() {
-			return false // the last read found nothing a moment ago
-		}
 		handled := false
 		for _, l := range d {
 			if l.pollRx() {
 				handled = true
 			}
-		}
-		if !handled {
-			end := monotime()
-			p.readAfter.Store(end + (end-start)*emptyReadPause)
 		}
 		return handled
 	}
@@ -348,10 +337,3 @@ func (l *link) flushDeferred() {
 		l.ring()
 	}
 }
-
-// monoOrigin is monotime's origin.
-var monoOrigin = time.Now()
-
-// monotime returns the monotonic clock in nanoseconds since monoOrigin. A
-// variable for tests.
-var monotime = func() int64 { return int64(time.Since(monoOrigin)) }

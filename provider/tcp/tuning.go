@@ -37,19 +37,6 @@ const (
 	// epoll_wait does, and the one that finds bytes is already made, so a
 	// process with one connection keeps the latency of a read per poll.
 	directPollLinks = 1
-	// emptyReadPause: after a direct poll whose read found nothing, the
-	// application's polls do not read again for emptyReadPause times as
-	// long as that poll took. A read holds the socket's lock, which the
-	// kernel also takes to queue an arriving segment on the socket (on
-	// the sender's processor, over loopback): a poll that reads back to
-	// back holds it most of the time and makes the arrival wait for it
-	// or go to the socket's backlog until the read ends, and the read
-	// that follows finds it. Pausing twice as long as the read leaves the
-	// lock free two thirds of the time: 8-byte Send round trips 2-3%
-	// faster, 1 MiB send_bw under BBR 11% (docs/tcp-transport.md); three
-	// and four times were faster still under BBR but slower in round
-	// trips.
-	emptyReadPause = 2
 	// readyBatch is how many ready links one poll of the set takes at
 	// most: enough to drain a burst over many connections in few system
 	// calls, small enough to sit on the stack.
