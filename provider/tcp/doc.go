@@ -26,7 +26,11 @@
 // (a poll under way counts, however long it reads), or at once when an
 // application waits in Notify (the hand-off, internal/handoff, shared with
 // provider/shm); it polls for Config.Spin, then waits in epoll_wait. While a
-// provider has one link, a poll reads it directly. A link's bytes are parsed
+// provider has one link, a poll reads it directly (pollDirect); while that
+// link is inside an inbound Send, a poll whose read found nothing keeps the
+// next polls off the socket for twice as long (receivePause), so that the
+// kernel can queue and acknowledge the segments that follow without
+// waiting for the socket's lock. A link's bytes are parsed
 // and placed by whoever holds its rxMu (pollRx, rx.go): the FPDU in progress
 // stays in the link's readerState between polls; an inbound Write holds its
 // window (engine.Hold) until its payload is placed, a Read Response until

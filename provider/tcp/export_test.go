@@ -129,3 +129,27 @@ func OnFirstInlineBatch(t interface{ Cleanup(func()) }, f func(held func() bool)
 	testBatchTaken.Store(&hook)
 	t.Cleanup(func() { testBatchTaken.Store(nil) })
 }
+
+// SetMonotime replaces the clock of the receive pause (monotime) with now
+// until the test ends.
+func SetMonotime(t interface{ Cleanup(func()) }, now func() int64) {
+	old := monotime
+	monotime = now
+	t.Cleanup(func() { monotime = old })
+}
+
+// ReadAfter returns p's receive pause: 0 while no direct link is inside an
+// inbound message, else the time (monotime) before which application polls
+// do not read.
+func ReadAfter(p *Provider) int64 { return p.t.progress.readAfter.Load() }
+
+// HoldReadySet takes p's readiness set's lock, which application polls of
+// a direct link do not take, so that the progress goroutine cannot move
+// the links' bytes until the returned function releases it.
+func HoldReadySet(p *Provider) (release func()) {
+	p.t.progress.mu.Lock()
+	return p.t.progress.mu.Unlock
+}
+
+// ReceivePauseMax is the longest receive pause.
+const ReceivePauseMax = receivePauseMax

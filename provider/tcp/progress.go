@@ -39,10 +39,13 @@ type progress struct {
 	// handoff counts the application's polls and Notify waiters for the
 	// progress goroutine; woke is set when a link woke its writer
 	// goroutine; copying counts writers inside a long write (at least
-	// rawMax bytes).
-	handoff *handoff.Handoff
-	woke    atomic.Bool
-	copying atomic.Int32
+	// rawMax bytes). readAfter is set while a direct link is inside an
+	// inbound message (receivePause): 0 outside one, else the time
+	// (monotime) before which the application's polls do not read it.
+	handoff   *handoff.Handoff
+	woke      atomic.Bool
+	copying   atomic.Int32
+	readAfter atomic.Int64
 
 	// The progress goroutine: it runs while the set holds links.
 	running bool // under mu
@@ -102,15 +105,7 @@ func (p *progress) poll() bool {
 		runtime.Gosched()
 	}
 	if d := p.links.Direct(); d != nil {
-		// Few links: a non-blocking read of each costs what asking the
-		// kernel would, and the read that finds bytes is already made.
-		handled := false
-		for _, l := range d {
-			if l.pollRx() {
-				handled = true
-			}
-		}
-		return handled
+		return p.pollDirect(d)
 	}
 	if !p.mu.TryLock() {
 		// Another poller moves the bytes: let it finish (on one
@@ -123,6 +118,46 @@ func (p *progress) poll() bool {
 	return handled
 }
 
+// pollDirect reads the direct links (few: a non-blocking read of each
+// costs what asking the kernel would, and the read that finds bytes is
+// already made). While one is inside an inbound message, a read that
+// finds nothing pauses the reads for receivePause times as long as that
+// poll took, receivePauseMax at most.
+func (p *progress) pollDirect(d []*link) bool {
+	after := p.readAfter.Load()
+	var start int64
+	if after != 0 {
+		if start = monotime(); start < after {
+			return false
+		}
+	}
+	handled, inMessage := false, false
+	for _, l := range d {
+		h, in := l.pollRx()
+		handled = handled || h
+		inMessage = inMessage || in
+	}
+	switch {
+	case !inMessage:
+		if after != 0 {
+			p.readAfter.Store(0)
+		}
+	case after == 0:
+		p.readAfter.Store(1) // from the next poll on, timed
+	case !handled:
+		end := monotime()
+		p.readAfter.Store(end + min((end-start)*receivePause, int64(receivePauseMax)))
+	}
+	return handled
+}
+
+// monoOrigin is monotime's origin.
+var monoOrigin = time.Now()
+
+// monotime returns the monotonic clock in nanoseconds since monoOrigin. A
+// variable for tests.
+var monotime = func() int64 { return int64(time.Since(monoOrigin)) }
+
 // serveLocked moves the inbound bytes of the ready links (by slot), then
 // sends the responses that links not among them hold back: their
 // application has nothing new to answer. mu held.
@@ -130,7 +165,7 @@ func (p *progress) serveLocked(ready []readyEvent) bool {
 	p.round++
 	handled := false
 	for _, slot := range ready {
-		if l := p.links.At(slot); l != nil && l.pollRx() {
+		if l := p.links.At(slot); l != nil && l.pollRxHandled() {
 			l.handledRound = p.round
 			handled = true
 		}

@@ -91,14 +91,14 @@ func (rs *readerState) chunk() []byte {
 }
 
 // pollRx handles, without waiting, the FPDUs that have arrived, unless
-// someone else holds rxMu, and reports whether it handled any; with nothing
-// new, a response held back for the application's answer leaves. Safe for
-// concurrent use, also after the link ended.
-func (l *link) pollRx() bool {
+// someone else holds rxMu, and reports whether it handled any and whether
+// the link is inside an inbound message (the rest of it is on its way);
+// with nothing new, a response held back for the application's answer
+// leaves. Safe for concurrent use, also after the link ended.
+func (l *link) pollRx() (handled, inMessage bool) {
 	if !l.rxStarted.Load() || !l.rxMu.TryLock() {
-		return false
+		return false, false
 	}
-	handled := false
 	if !l.rs.stopped {
 		var err error
 		if handled, err = l.rxStep(&l.rs, true); err != nil {
@@ -107,11 +107,18 @@ func (l *link) pollRx() bool {
 			// reporting it before the link leaves it.
 			l.t.progress.kset.quiet(l)
 		}
+		inMessage = l.rs.recv != nil
 	}
 	l.rxMu.Unlock()
 	if !handled {
 		l.flushDeferred()
 	}
+	return handled, inMessage
+}
+
+// pollRxHandled is pollRx for a poll of the readiness set.
+func (l *link) pollRxHandled() bool {
+	handled, _ := l.pollRx()
 	return handled
 }
 
