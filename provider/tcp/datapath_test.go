@@ -1,8 +1,10 @@
 package tcp_test
 
 import (
+	"net/netip"
 	"testing"
 
+	"github.com/godirect/nd"
 	"github.com/godirect/nd/ndtest"
 	"github.com/godirect/nd/provider/tcp"
 )
@@ -20,6 +22,51 @@ func TestDataPathAllocatesNothing(t *testing.T) {
 func TestDataPathBytes(t *testing.T) { ndtest.CheckBytes(t, loopback(), 200000) }
 
 func BenchmarkDataPath(b *testing.B) { ndtest.Benchmark(b, loopback()) }
+
+// perSide opens each adapter on a provider of its own, as two processes
+// would: each side's link is its provider's only one, which the
+// application's polls read directly (long payloads placed with readv),
+// and its progress goroutine reads while the application waits.
+type perSide struct{ cfg tcp.Config }
+
+func (p perSide) Name() string                     { return "tcp" }
+func (p perSide) Addresses() ([]netip.Addr, error) { return p.cfg.Addresses, nil }
+func (p perSide) OpenAdapter(a netip.Addr) (nd.Adapter, error) {
+	return tcp.New(p.cfg).OpenAdapter(a)
+}
+
+// TestDataPathBytesDirect is TestDataPathBytes with a provider per side,
+// over payloads of a megabyte and more, with and without MPA CRC.
+func TestDataPathBytesDirect(t *testing.T) {
+	for _, crc := range []bool{false, true} {
+		cfg := loopback().Config()
+		cfg.CRC = crc
+		ndtest.CheckBytes(t, perSide{cfg}, 1<<20+13)
+	}
+}
+
+// TestDataPathAllocatesNothingDirect: with a provider per side, a
+// Send/Receive, Writes and Reads of 256 KiB (payloads placed as they
+// arrive) allocate nothing.
+func TestDataPathAllocatesNothingDirect(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	d := ndtest.NewDataPath(t, perSide{loopback().Config()}, 256<<10)
+	for _, op := range []struct {
+		name string
+		run  func()
+	}{
+		{"Send/Receive", func() { d.SendReceive(t) }},
+		{"Write", func() { d.Write(t, 4, 2) }},
+		{"Read", func() { d.Read(t, 4, 2) }},
+	} {
+		op.run() // warm up
+		if n := testing.AllocsPerRun(20, op.run); n != 0 {
+			t.Errorf("%s of 256 KiB: %v allocations", op.name, n)
+		}
+	}
+}
 
 // BenchmarkDataPathCRC is BenchmarkDataPath with MPA CRC32c on, to weigh
 // what the CRC costs.

@@ -30,7 +30,9 @@
 // link is inside an inbound Send, a poll whose read found nothing keeps the
 // next polls off the socket for twice as long (receivePause), so that the
 // kernel can queue and acknowledge the segments that follow without
-// waiting for the socket's lock. A link's bytes are parsed
+// waiting for the socket's lock, and long payloads are read straight into
+// place with what follows them (rxBuffer.place, one readv per FPDU). A
+// link's bytes are parsed
 // and placed by whoever holds its rxMu (pollRx, rx.go): the FPDU in progress
 // stays in the link's readerState between polls; an inbound Write holds its
 // window (engine.Hold) until its payload is placed, a Read Response until

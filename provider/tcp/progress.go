@@ -133,7 +133,7 @@ func (p *progress) pollDirect(d []*link) bool {
 	}
 	handled, inMessage := false, false
 	for _, l := range d {
-		h, in := l.pollRx()
+		h, in := l.pollRx(true)
 		handled = handled || h
 		inMessage = inMessage || in
 	}

@@ -94,11 +94,15 @@ func (rs *readerState) chunk() []byte {
 // someone else holds rxMu, and reports whether it handled any and whether
 // the link is inside an inbound message (the rest of it is on its way);
 // with nothing new, a response held back for the application's answer
-// leaves. Safe for concurrent use, also after the link ended.
-func (l *link) pollRx() (handled, inMessage bool) {
+// leaves. An application's poll of the link alone (direct) reads long
+// payloads into place with what follows them (rxBuffer.place); a poll of
+// the readiness set reads through the buffer, which grows for bulk
+// traffic (rxGrows). Safe for concurrent use, also after the link ended.
+func (l *link) pollRx(direct bool) (handled, inMessage bool) {
 	if !l.rxStarted.Load() || !l.rxMu.TryLock() {
 		return false, false
 	}
+	l.br.place = direct
 	if !l.rs.stopped {
 		var err error
 		if handled, err = l.rxStep(&l.rs, true); err != nil {
@@ -118,7 +122,7 @@ func (l *link) pollRx() (handled, inMessage bool) {
 
 // pollRxHandled is pollRx for a poll of the readiness set.
 func (l *link) pollRxHandled() bool {
-	handled, _ := l.pollRx()
+	handled, _ := l.pollRx(false)
 	return handled
 }
 
@@ -184,7 +188,7 @@ func (l *link) rxStep(rs *readerState, poll bool) (bool, error) {
 		if buffered >= need {
 			b, _ := l.br.Peek(iwarp.FPDULengthSize)
 			need = iwarp.FPDUSize(int(binary.BigEndian.Uint16(b)))
-			if need > l.br.Size() && l.rxGrows {
+			if need > l.br.Size() && l.rxGrows && !l.br.place {
 				// Bulk traffic: the buffer grows so that every FPDU
 				// (at most 65544 bytes) fits in it from now on.
 				l.br.grow(rxBulkBufferSize)

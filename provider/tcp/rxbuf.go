@@ -20,14 +20,26 @@ const emptyReadsLimit = 100
 // (a poll found no data) does not stick. Only the holder of the link's
 // rxMu uses it.
 type rxBuffer struct {
-	src  io.Reader
-	buf  []byte
-	r, w int // buf[r:w] is buffered
-	err  error
+	src   io.Reader
+	two   twoReader // src, when it can read into two places at once
+	place bool      // set by the reader: long reads go into place (Read)
+	// placeMin and placeSpill (tuning.go), fields for tests.
+	placeMin, placeSpill int
+	buf                  []byte
+	r, w                 int // buf[r:w] is buffered
+	err                  error
+}
+
+// twoReader reads once into p and then q (socket.readTwo), returning how
+// many bytes it read into the two.
+type twoReader interface {
+	readTwo(p, q []byte) (int, error)
 }
 
 func newRxBuffer(src io.Reader, size int) *rxBuffer {
-	return &rxBuffer{src: src, buf: make([]byte, size)}
+	b := &rxBuffer{src: src, buf: make([]byte, size), placeMin: placeMin, placeSpill: placeSpill}
+	b.two, _ = src.(twoReader)
+	return b
 }
 
 // Size returns the buffer's size in bytes.
@@ -56,14 +68,20 @@ func (b *rxBuffer) takeErr() error {
 }
 
 // fill reads the source once into the free end of the buffer, after moving
-// what is buffered to its front.
+// what is buffered to its front; while place is set, into its first
+// placeSpill bytes while they have room, so that the bytes after a header
+// stay in the socket for Read to place.
 func (b *rxBuffer) fill() {
 	if b.r > 0 {
 		b.w = copy(b.buf, b.buf[b.r:b.w])
 		b.r = 0
 	}
+	end := len(b.buf)
+	if b.place && b.w < b.placeSpill {
+		end = min(end, b.placeSpill)
+	}
 	for range emptyReadsLimit {
-		n, err := b.src.Read(b.buf[b.w:])
+		n, err := b.src.Read(b.buf[b.w:end])
 		b.w += n
 		if err != nil {
 			b.err = err
@@ -94,9 +112,13 @@ func (b *rxBuffer) Peek(n int) ([]byte, error) {
 	return b.buf[b.r : b.r+n], nil
 }
 
-// Read implements io.Reader: buffered bytes first; with none, a read as
-// long as the buffer or longer goes straight into p, and a shorter one
-// reads the source once into the buffer.
+// Read implements io.Reader: buffered bytes first; with none, a read of
+// at least placeMin bytes while place is set, from a twoReader, goes
+// straight into p with what follows into the first placeSpill bytes of
+// the buffer in the same call (a long payload's end, then its trailer and
+// the next header); else a read as long as the buffer or longer goes
+// straight into p, and a shorter one reads the source once into the
+// buffer.
 func (b *rxBuffer) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		if b.Buffered() > 0 {
@@ -107,6 +129,14 @@ func (b *rxBuffer) Read(p []byte) (int, error) {
 	if b.r == b.w {
 		if b.err != nil {
 			return 0, b.takeErr()
+		}
+		if b.place && b.two != nil && len(p) >= b.placeMin {
+			n, err := b.two.readTwo(p, b.buf[:min(len(b.buf), b.placeSpill)])
+			if n <= len(p) {
+				return n, err
+			}
+			b.r, b.w, b.err = 0, n-len(p), err
+			return len(p), nil
 		}
 		if len(p) >= len(b.buf) {
 			return b.src.Read(p)

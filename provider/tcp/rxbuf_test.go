@@ -13,6 +13,7 @@ type scriptedReader struct {
 	data   []byte
 	script []int
 	reads  int
+	last   []byte // what the last read returned
 }
 
 func (r *scriptedReader) Read(p []byte) (int, error) {
@@ -29,8 +30,24 @@ func (r *scriptedReader) Read(p []byte) (int, error) {
 		}
 	}
 	n = copy(p, r.data[:min(n, len(r.data))])
+	r.last = r.data[:n]
 	r.data = r.data[n:]
 	return n, nil
+}
+
+// twoScriptedReader is a scriptedReader that also reads each chunk into
+// two places (a twoReader, as the socket is).
+type twoScriptedReader struct{ *scriptedReader }
+
+func (r twoScriptedReader) readTwo(p, q []byte) (int, error) {
+	n, err := r.Read(append(p[:len(p):len(p)], q...))
+	if n > len(p) {
+		copy(p, r.last[:len(p)])
+		copy(q, r.last[len(p):n])
+	} else {
+		copy(p, r.last[:n])
+	}
+	return n, err
 }
 
 func stream(n int) []byte {
@@ -87,6 +104,45 @@ func TestRxBufferReadDirect(t *testing.T) {
 	}
 }
 
+// TestRxBufferPlace: while place is set, with nothing buffered, a read of
+// at least placeMin bytes from a twoReader takes its bytes straight into
+// the caller's slice and what follows them into the buffer's first
+// placeSpill bytes, in one call; a fill takes at most placeSpill bytes.
+func TestRxBufferPlace(t *testing.T) {
+	data := stream(400)
+	src := &scriptedReader{data: data, script: []int{100, 30, 100}}
+	b := newRxBuffer(twoScriptedReader{src}, 256)
+	b.place, b.placeMin, b.placeSpill = true, 40, 20
+	p := make([]byte, 64)
+	if n, err := b.Read(p); n != 64 || err != nil || !bytes.Equal(p, data[:64]) {
+		t.Fatalf("Read(64 bytes) = %d, %v", n, err)
+	}
+	if src.reads != 1 || b.Buffered() != 20 {
+		t.Fatalf("after a read of 64 bytes from a 100-byte chunk: %d reads, %d bytes buffered; want 1 and 20 (the spill)", src.reads, b.Buffered())
+	}
+	got, err := b.Peek(20)
+	if err != nil || !bytes.Equal(got, data[64:84]) {
+		t.Fatalf("Peek(20) = %v, %v; want the 20 bytes after the read", got, err)
+	}
+	b.Read(got) // consume them
+	// A chunk shorter than the read: all of it goes into the slice.
+	q := make([]byte, 80)
+	if n, err := b.Read(q); n != 30 || err != nil || !bytes.Equal(q[:30], data[84:114]) || b.Buffered() != 0 {
+		t.Fatalf("Read(80 bytes) of a 30-byte chunk = %d, %v, %d buffered", n, err, b.Buffered())
+	}
+	// A peek fills at most placeSpill bytes, of a 100-byte chunk.
+	if got, err := b.Peek(4); err != nil || !bytes.Equal(got, data[114:118]) || b.Buffered() != 20 {
+		t.Fatalf("Peek(4) = %v, %v with %d bytes buffered; want 20 buffered", got, err, b.Buffered())
+	}
+	// Without place, a read shorter than the buffer goes through it (the
+	// rest of the stream, 266 bytes: as much as the buffer holds).
+	b.place = false
+	b.Read(make([]byte, 20))
+	if n, _ := b.Read(make([]byte, 50)); n != 50 || b.Buffered() != 206 {
+		t.Fatalf("Read(50) without place: %d bytes, %d buffered; want 50 and 206", n, b.Buffered())
+	}
+}
+
 // TestRxBufferGrowKeepsBytes: growing keeps what is buffered, in order,
 // and later fills use the whole new size.
 func TestRxBufferGrowKeepsBytes(t *testing.T) {
@@ -117,55 +173,68 @@ func TestRxBufferGrowKeepsBytes(t *testing.T) {
 }
 
 // FuzzRxBuffer: any mix of peeks, reads and growth over a stream read in
-// any chunks gives back the stream, in order, byte for byte.
+// any chunks gives back the stream, in order, byte for byte, from a
+// source that reads into one place and from one that reads into two (and
+// places long reads).
 func FuzzRxBuffer(f *testing.F) {
 	f.Add([]byte{3, 0, 70, 1, 200, 0, 9}, []byte{0x05, 0x47, 0x80, 0x23, 0xc1, 0x10})
 	f.Add([]byte{}, []byte{0x80, 0x80, 0x40})
 	f.Fuzz(func(t *testing.T, chunks, ops []byte) {
-		data := stream(4000)
-		script := make([]int, len(chunks))
-		for i, c := range chunks {
-			script[i] = int(c)
-		}
-		b := newRxBuffer(&scriptedReader{data: data, script: script}, 64)
-		var out []byte
-		pos := 0
-		for _, op := range ops {
-			n := int(op & 0x3f)
-			switch op >> 6 {
-			case 0: // peek
-				got, err := b.Peek(n)
-				if n <= b.Size() && err == nil && len(got) != n {
-					t.Fatalf("Peek(%d) returned %d bytes and no error", n, len(got))
-				}
-				if !bytes.Equal(got, data[pos:pos+len(got)]) {
-					t.Fatalf("Peek(%d) at %d returned other bytes than the stream's", n, pos)
-				}
-			case 1, 2: // read
-				p := make([]byte, n*int(op>>6)*2)
-				k, err := b.Read(p)
-				if err != nil && !errors.Is(err, errAgain) && err != io.EOF {
-					t.Fatalf("Read: %v", err)
-				}
-				out = append(out, p[:k]...)
-				pos += k
-			case 3: // grow
-				b.grow(64 + n*64)
-			}
-		}
-		for {
-			p := make([]byte, 100)
-			k, err := b.Read(p)
-			out = append(out, p[:k]...)
-			if err == io.EOF {
-				break
-			}
-			if err != nil && !errors.Is(err, errAgain) {
-				t.Fatalf("Read: %v", err)
-			}
-		}
-		if !bytes.Equal(out, data) {
-			t.Fatalf("read back %d bytes that differ from the %d-byte stream", len(out), len(data))
+		for _, two := range []bool{false, true} {
+			fuzzRxBuffer(t, chunks, ops, two)
 		}
 	})
+}
+
+func fuzzRxBuffer(t *testing.T, chunks, ops []byte, two bool) {
+	data := stream(4000)
+	script := make([]int, len(chunks))
+	for i, c := range chunks {
+		script[i] = int(c)
+	}
+	var src io.Reader = &scriptedReader{data: data, script: script}
+	if two {
+		src = twoScriptedReader{src.(*scriptedReader)}
+	}
+	b := newRxBuffer(src, 64)
+	b.place, b.placeMin, b.placeSpill = two, 48, 24
+	var out []byte
+	pos := 0
+	for _, op := range ops {
+		n := int(op & 0x3f)
+		switch op >> 6 {
+		case 0: // peek
+			got, err := b.Peek(n)
+			if n <= b.Size() && err == nil && len(got) != n {
+				t.Fatalf("Peek(%d) returned %d bytes and no error", n, len(got))
+			}
+			if !bytes.Equal(got, data[pos:pos+len(got)]) {
+				t.Fatalf("Peek(%d) at %d returned other bytes than the stream's", n, pos)
+			}
+		case 1, 2: // read
+			p := make([]byte, n*int(op>>6)*2)
+			k, err := b.Read(p)
+			if err != nil && !errors.Is(err, errAgain) && err != io.EOF {
+				t.Fatalf("Read: %v", err)
+			}
+			out = append(out, p[:k]...)
+			pos += k
+		case 3: // grow
+			b.grow(64 + n*64)
+		}
+	}
+	for {
+		p := make([]byte, 100)
+		k, err := b.Read(p)
+		out = append(out, p[:k]...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil && !errors.Is(err, errAgain) {
+			t.Fatalf("Read: %v", err)
+		}
+	}
+	if !bytes.Equal(out, data) {
+		t.Fatalf("read back %d bytes that differ from the %d-byte stream (two places: %v)", len(out), len(data), two)
+	}
 }

@@ -27,14 +27,16 @@ type socket struct {
 
 	// One call's buffer and outcome, and the functions that make it, built
 	// once so that a call allocates nothing.
-	rbuf   []byte
-	rn     int
-	rerrno syscall.Errno
-	readFn func(fd uintptr)
-	wbuf   []byte
-	wn     int
-	werr   error
-	wrFn   func(fd uintptr)
+	rbuf    []byte
+	rn      int
+	rerrno  syscall.Errno
+	readFn  func(fd uintptr)
+	iov     readvBuffers // readTwo's
+	readvFn func(fd uintptr)
+	wbuf    []byte
+	wn      int
+	werr    error
+	wrFn    func(fd uintptr)
 }
 
 func newSocket(c *net.TCPConn) *socket {
@@ -44,6 +46,10 @@ func newSocket(c *net.TCPConn) *socket {
 	}
 	s.readFn = func(fd uintptr) {
 		m, err := readNonblocking(fd, s.rbuf)
+		s.rn, s.rerrno = outcome(m, err)
+	}
+	s.readvFn = func(fd uintptr) {
+		m, err := readvNonblocking(fd, &s.iov)
 		s.rn, s.rerrno = outcome(m, err)
 	}
 	s.wrFn = func(fd uintptr) { s.wn, s.werr = writeNonblocking(fd, s.wbuf) }
@@ -70,6 +76,26 @@ func (s *socket) Read(p []byte) (int, error) {
 	s.rbuf = p
 	err := s.raw.Control(s.readFn)
 	s.rbuf = nil
+	return s.result(err)
+}
+
+// readTwo reads into p and then q with one non-blocking call (readv(2)
+// where the platform has it; elsewhere into p alone) and returns how many
+// bytes it read into the two. Blocking (nonblock not set) it is Read(p).
+// p and q are not empty.
+func (s *socket) readTwo(p, q []byte) (int, error) {
+	if s.raw == nil || !s.nonblock {
+		return s.c.Read(p)
+	}
+	s.iov.set(p, q)
+	err := s.raw.Control(s.readvFn)
+	s.iov.clear()
+	return s.result(err)
+}
+
+// result maps the outcome of a non-blocking read made through
+// RawConn.Control (err is Control's own error).
+func (s *socket) result(err error) (int, error) {
 	switch {
 	case err != nil:
 		return 0, net.ErrClosed

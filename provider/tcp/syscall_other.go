@@ -10,3 +10,10 @@ const rawIO = false
 
 func readNonblocking(uintptr, []byte) (int, error)  { return 0, syscall.EINVAL }
 func writeNonblocking(uintptr, []byte) (int, error) { return 0, syscall.EINVAL }
+
+type readvBuffers struct{}
+
+func (*readvBuffers) set(_, _ []byte) {}
+func (*readvBuffers) clear()          {}
+
+func readvNonblocking(uintptr, *readvBuffers) (int, error) { return 0, syscall.EINVAL }

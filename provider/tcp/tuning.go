@@ -8,14 +8,31 @@ import "time"
 // The reader's buffer. Headers and the FPDUs that fit in it come through
 // it; the payloads of longer ones are read straight into place.
 const (
+	// placeMin and placeSpill: an application's direct poll (pollDirect)
+	// reads a payload of at least placeMin bytes straight into place,
+	// and what follows it into the first placeSpill bytes of the buffer
+	// in the same call (readv on Linux; rxBuffer.Read), so that the next
+	// FPDU's header comes with it; its fills take at most placeSpill
+	// bytes, so that a payload stays in the socket until it can be
+	// placed. Such a poll reads the bytes as they arrive, and each one
+	// copied through the buffer is time the application waits. The
+	// progress goroutine keeps reading through the buffer, which grows:
+	// placing there too made nd perf send_bw -b (the application waking
+	// in Notify for each message) 0.72-0.97x in six runs. Against reading
+	// every payload through the buffer (rotating rounds, reno): 1 MiB
+	// send_bw 1.12-1.19x, -b 1.04-1.10x, read_bw 1.14x, 64 KiB send_bw
+	// 1.08x, read_bw 1.07x; write_bw 0.96-1.08x, under BBR 0.97-0.98x
+	// (docs/tcp-transport.md).
+	placeMin   = 16 << 10
+	placeSpill = 16 << 10
 	// rxBufferSize is a link's first buffer: it holds a 4 KiB Send whole,
 	// read at once.
 	rxBufferSize = 16 << 10
 	// rxBulkBufferSize is the buffer once an FPDU longer than
-	// rxBufferSize arrives on a link whose congestion control is not BBR
-	// (bulkBufferSuits): every FPDU fits and one read takes several, for
-	// one more copy of each payload; under BBR the larger reads were
-	// slower.
+	// rxBufferSize arrives, outside a direct poll, on a link whose
+	// congestion control is not BBR (bulkBufferSuits): every FPDU fits
+	// and one read takes several, for one more copy of each payload;
+	// under BBR the larger reads were slower.
 	rxBulkBufferSize = 256 << 10
 )
 
