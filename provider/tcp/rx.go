@@ -94,15 +94,16 @@ func (rs *readerState) chunk() []byte {
 // someone else holds rxMu, and reports whether it handled any and whether
 // the link is inside an inbound message (the rest of it is on its way);
 // with nothing new, a response held back for the application's answer
-// leaves. An application's poll of the link alone (direct) reads long
-// payloads into place with what follows them (rxBuffer.place); a poll of
-// the readiness set reads through the buffer, which grows for bulk
-// traffic (rxGrows). Safe for concurrent use, also after the link ended.
+// leaves. A poll of the readiness set reads through the buffer, which
+// grows for bulk traffic (rxGrows); an application's poll of the link
+// alone (direct) reads long payloads into place with what follows them
+// instead (rxBuffer.place). Safe for concurrent use, also after the link
+// ended.
 func (l *link) pollRx(direct bool) (handled, inMessage bool) {
 	if !l.rxStarted.Load() || !l.rxMu.TryLock() {
 		return false, false
 	}
-	l.br.place = direct
+	l.br.place = direct && l.rxGrows
 	if !l.rs.stopped {
 		var err error
 		if handled, err = l.rxStep(&l.rs, true); err != nil {

@@ -21,8 +21,10 @@ const (
 	// in Notify for each message) 0.72-0.97x in six runs. Against reading
 	// every payload through the buffer (rotating rounds, reno): 1 MiB
 	// send_bw 1.12-1.19x, -b 1.04-1.10x, read_bw 1.14x, 64 KiB send_bw
-	// 1.08x, read_bw 1.07x; write_bw 0.96-1.08x, under BBR 0.97-0.98x
-	// (docs/tcp-transport.md).
+	// 1.08x, read_bw 1.07x; write_bw 0.96-1.08x (docs/tcp-transport.md).
+	// Under BBR, where the buffer does not grow, payloads were already
+	// read into place (two reads an FPDU), and placing with readv measured
+	// 0.95-0.99x: those links read as before.
 	placeMin   = 16 << 10
 	placeSpill = 16 << 10
 	// rxBufferSize is a link's first buffer: it holds a 4 KiB Send whole,
