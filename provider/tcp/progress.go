@@ -165,9 +165,11 @@ func (p *progress) serveLocked(ready []readyEvent) bool {
 	p.round++
 	handled := false
 	for _, slot := range ready {
-		if l := p.links.At(slot); l != nil && l.pollRxHandled() {
-			l.handledRound = p.round
-			handled = true
+		if l := p.links.At(slot); l != nil {
+			if h, _ := l.pollRx(false); h {
+				l.handledRound = p.round
+				handled = true
+			}
 		}
 	}
 	if p.heldCount.Load() > 0 {

@@ -121,12 +121,6 @@ func (l *link) pollRx(direct bool) (handled, inMessage bool) {
 	return handled, inMessage
 }
 
-// pollRxHandled is pollRx for a poll of the readiness set.
-func (l *link) pollRxHandled() bool {
-	handled, _ := l.pollRx(false)
-	return handled
-}
-
 // stopReading marks the end of the link's inbound stream: nothing more is
 // parsed. rxMu held.
 func (l *link) stopReading() {
