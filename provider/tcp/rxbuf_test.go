@@ -13,7 +13,6 @@ type scriptedReader struct {
 	data   []byte
 	script []int
 	reads  int
-	last   []byte // what the last read returned
 }
 
 func (r *scriptedReader) Read(p []byte) (int, error) {
@@ -30,7 +29,6 @@ func (r *scriptedReader) Read(p []byte) (int, error) {
 		}
 	}
 	n = copy(p, r.data[:min(n, len(r.data))])
-	r.last = r.data[:n]
 	r.data = r.data[n:]
 	return n, nil
 }
@@ -40,13 +38,9 @@ func (r *scriptedReader) Read(p []byte) (int, error) {
 type twoScriptedReader struct{ *scriptedReader }
 
 func (r twoScriptedReader) readTwo(p, q []byte) (int, error) {
-	n, err := r.Read(append(p[:len(p):len(p)], q...))
-	if n > len(p) {
-		copy(p, r.last[:len(p)])
-		copy(q, r.last[len(p):n])
-	} else {
-		copy(p, r.last[:n])
-	}
+	both := make([]byte, len(p)+len(q))
+	n, err := r.Read(both)
+	copy(q, both[copy(p, both[:n]):n])
 	return n, err
 }
 
