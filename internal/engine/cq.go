@@ -54,12 +54,12 @@ type CQ struct {
 	live atomic.Bool
 }
 
-// completion is one queued Result and the outstanding-request count of the
-// work queue it came from: the request occupies its queue slot until the
-// completion is reaped, as on hardware.
+// completion is one queued Result and the slot count of the work queue it
+// came from: the request occupies its queue slot until the completion is
+// reaped, as on hardware.
 type completion struct {
 	res   *nd.Result
-	owner *atomic.Int32
+	owner *slotCount
 }
 
 // notifyWaiter is one waiting Notify call. Waiters are pooled, so that a
@@ -97,11 +97,11 @@ func newCQ(a *Adapter, entries int) *CQ {
 // is then lost, as on hardware, and the caller's endpoint is terminated.
 // Overrun terminates every endpoint that uses the queue. A closed queue
 // still takes completions: they are of requests accepted before it closed.
-func (q *CQ) push(res *nd.Result, owner *atomic.Int32, solicited bool) bool {
+func (q *CQ) push(res *nd.Result, owner *slotCount, solicited bool) bool {
 	q.mu.Lock()
 	if q.overrun {
 		q.mu.Unlock()
-		owner.Add(-1)
+		owner.release()
 		return false
 	}
 	if q.size == len(q.ring) {
@@ -109,7 +109,7 @@ func (q *CQ) push(res *nd.Result, owner *atomic.Int32, solicited bool) bool {
 		q.fireLocked(nd.ErrBufferOverflow)
 		eps := slices.Clone(q.endpoints)
 		q.mu.Unlock()
-		owner.Add(-1)
+		owner.release()
 		for _, ep := range eps {
 			go ep.terminate(nd.ErrBufferOverflow)
 		}
@@ -164,7 +164,7 @@ func (q *CQ) take(results []*nd.Result) int {
 	for n < len(results) && q.size > 0 {
 		c := q.ring[q.head]
 		results[n] = c.res
-		c.owner.Add(-1)
+		c.owner.release()
 		q.ring[q.head] = completion{}
 		q.head = (q.head + 1) % len(q.ring)
 		q.size--

@@ -147,7 +147,7 @@ func (ep *Endpoint) retireLocked(q *workQueue) {
 		if wr.Flags&nd.FlagSilentSuccess == 0 || wr.status != nd.Success {
 			cq.push(res, &q.outstanding, wr.solicited)
 		} else {
-			q.outstanding.Add(-1)
+			q.outstanding.release()
 		}
 		wr.result, wr.window, wr.SGL = nil, nil, nil
 		clear(wr.sge) // the entries fillSGL or setReceiveSGL filled

@@ -54,7 +54,8 @@ type workQueue struct {
 	head, next, tail uint64
 	// Requests posted and not yet reaped from the completion queue (or
 	// retired silently): the queue is full when they fill every slot.
-	outstanding atomic.Int32
+	// Posted under ep.mu.
+	outstanding slotCount
 }
 
 func (q *workQueue) init(entries, sges, inline int) {
@@ -74,7 +75,28 @@ func (q *workQueue) init(entries, sges, inline int) {
 
 func (q *workQueue) slot(i uint64) *WorkRequest { return &q.wrs[i%uint64(len(q.wrs))] }
 
-func (q *workQueue) full() bool { return int(q.outstanding.Load()) >= len(q.wrs) }
+func (q *workQueue) full() bool { return q.outstanding.inUse() >= len(q.wrs) }
+
+// slotCount counts the requests of a queue that hold a slot: posted and
+// not yet reaped. A post counts under the queue owner's lock (ep.mu, or
+// the SRQ's mu), with a plain add on the poster's path; a reap counts
+// wherever the completion is taken (CQ.take, under the CQ's lock, or a
+// silent retirement), atomically. The two are kept apart so that a post
+// costs no atomic read-modify-write (the reaper's side pays it, after the
+// request completed). Read under the owner's lock, inUse is never below
+// the true count: a reap not yet counted keeps its slot a moment longer.
+type slotCount struct {
+	posted uint64 // under the owner's lock
+	reaped atomic.Uint64
+}
+
+// inUse is the number of requests posted and not yet reaped; the caller
+// holds the owner's lock.
+func (c *slotCount) inUse() int { return int(c.posted - c.reaped.Load()) }
+
+// release counts one request reaped (its slot free); safe from any
+// goroutine.
+func (c *slotCount) release() { c.reaped.Add(1) }
 
 // reserve takes the slot at the tail for a new request.
 func (q *workQueue) reserve(op Op, res *nd.Result, flags nd.Flags) *WorkRequest {
@@ -82,6 +104,6 @@ func (q *workQueue) reserve(op Op, res *nd.Result, flags nd.Flags) *WorkRequest 
 	sge, inline := wr.sge[:0], wr.inline
 	*wr = WorkRequest{Op: op, Flags: flags, Seq: q.tail, result: res, sge: sge, inline: inline}
 	q.tail++
-	q.outstanding.Add(1)
+	q.outstanding.posted++
 	return wr
 }

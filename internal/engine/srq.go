@@ -48,8 +48,8 @@ type SRQ struct {
 	closed    bool
 	endpoints []*Endpoint
 
-	// outstanding counts Receives posted and not yet reaped.
-	outstanding atomic.Int32
+	// outstanding counts Receives posted (under mu) and not yet reaped.
+	outstanding slotCount
 	// shut mirrors closed for the endpoints' checks without mu.
 	shut atomic.Bool
 }
@@ -106,7 +106,7 @@ func (s *SRQ) Receive(res *nd.Result, sgl []nd.SGE) error {
 		s.mu.Unlock()
 		return st
 	}
-	if int(s.outstanding.Load()) >= len(s.wrs) || len(s.free) == 0 {
+	if s.outstanding.inUse() >= len(s.wrs) || len(s.free) == 0 {
 		s.mu.Unlock()
 		return nd.ErrNoMoreEntries
 	}
@@ -116,7 +116,7 @@ func (s *SRQ) Receive(res *nd.Result, sgl []nd.SGE) error {
 	*wr = WorkRequest{Op: OpReceive, Seq: s.seq, result: res, sge: sge, Length: total}
 	s.seq++
 	wr.setReceiveSGL(s.a, sgl)
-	s.outstanding.Add(1)
+	s.outstanding.posted++
 	s.posted[(s.head+s.n)%len(s.posted)] = wr
 	s.n++
 	s.mu.Unlock()
