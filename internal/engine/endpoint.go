@@ -41,6 +41,10 @@ type Endpoint struct {
 	srq              *SRQ
 	taken, takenTail *WorkRequest
 	pumping          bool
+	// pumpDone wakes WaitTransmit's callers (pumpWaiters of them) when a
+	// pump ends.
+	pumpDone    sync.Cond
+	pumpWaiters int
 	// openAt is the adapter's count of Close calls when admitSlowLocked
 	// last found the endpoint and what it uses open (none at first).
 	openAt uint64
@@ -76,6 +80,7 @@ func newEndpoint(a *Adapter, c *Connector, in, out *CQ, srq *SRQ, limits nd.Endp
 		ird: limits.InboundReadLimit, ord: limits.OutboundReadLimit, srq: srq,
 		openAt: ^uint64(0),
 	}
+	ep.pumpDone.L = &ep.mu
 	ep.sq.init(limits.OutboundEntries, limits.OutboundSGE, ep.inline)
 	if srq == nil {
 		ep.rq.init(limits.InboundEntries, limits.InboundSGE, 0)

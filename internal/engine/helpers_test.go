@@ -53,3 +53,23 @@ func newTestEndpoint(t *testing.T, a *Adapter, in, out nd.CompletionQueue, recei
 	}
 	return e
 }
+
+// newAttachedEndpoint returns an endpoint on a new connector of a, using
+// cq for both directions, with receives inbound and outbound entries of
+// one SGE each, attached to link and ready for posts.
+func newAttachedEndpoint(t *testing.T, a *Adapter, cq nd.CompletionQueue, link Link, receives, outbound int) *Endpoint {
+	c, err := a.CreateConnector()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := c.CreateEndpoint(cq, cq, nd.EndpointLimits{InboundEntries: receives, OutboundEntries: outbound, InboundSGE: 1, OutboundSGE: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := e.(*Endpoint)
+	if err := ep.attach(link, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	ep.ready()
+	return ep
+}

@@ -13,19 +13,8 @@ import (
 func TestHoldsFenceInvalidateAndDeregister(t *testing.T) {
 	a := newTestAdapter(t)
 	cq := newTestCQ(t, a)
-	c, err := a.CreateConnector()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := c.CreateEndpoint(cq, cq, nd.EndpointLimits{InboundEntries: 1, OutboundEntries: 4, InboundSGE: 1, OutboundSGE: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ep := e.(*Endpoint)
-	if err := ep.attach(&pollLink{}, 0, 0); err != nil {
-		t.Fatal(err)
-	}
-	ep.ready()
+	ep := newAttachedEndpoint(t, a, cq, &pollLink{}, 1, 4)
+	e := nd.Endpoint(ep)
 	mem := make([]byte, 64)
 	mr, err := a.RegisterMemory(context.Background(), mem)
 	if err != nil {

@@ -33,6 +33,27 @@ func (ep *Endpoint) pumpLocked() {
 		}
 	}
 	ep.pumping = false
+	if ep.pumpWaiters > 0 {
+		ep.pumpDone.Broadcast()
+	}
+	ep.unlock()
+}
+
+// WaitTransmit returns once no call of the link's Transmit for ep is under
+// way. Transmit is called only by a pump, which takes ep.mu before each
+// call: a link that marks itself closed (with an atomic store) before
+// WaitTransmit, and checks the mark in Transmit, knows when it returns
+// that every Transmit still to come sees the mark. A link uses it to
+// release what Transmit reads without counting each call in and out
+// (shm's mapping of the peer's memory). It must not be called from
+// Transmit, nor while holding a lock Transmit takes.
+func (ep *Endpoint) WaitTransmit() {
+	ep.mu.Lock()
+	for ep.pumping {
+		ep.pumpWaiters++
+		ep.pumpDone.Wait()
+		ep.pumpWaiters--
+	}
 	ep.unlock()
 }
 

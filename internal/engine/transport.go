@@ -28,6 +28,7 @@ import (
 //     Endpoint.InvalidateWindow (SendAndInvalidate), Endpoint.Limits;
 //   - for outbound requests Transmit left in progress:
 //     Endpoint.CompleteOutbound, exactly once per request;
+//   - Endpoint.WaitTransmit, to know that no Transmit is under way;
 //   - Endpoint.Terminate when inbound traffic breaks the protocol or the
 //     connection fails.
 //

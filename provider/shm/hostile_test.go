@@ -370,7 +370,7 @@ func TestHostileTable(t *testing.T) {
 			c.mu.Lock()
 			l := c.passive
 			c.mu.Unlock()
-			if l == nil || l.segOps.Load() == 0 {
+			if l == nil || l.segOps == 0 {
 				t.Error("no request copied through the peer's segment")
 			}
 			if err := fl.sendSegment(id+1, 4096, bad); err != nil {

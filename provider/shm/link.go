@@ -42,11 +42,15 @@ type link struct {
 	// The window tables (wtable.go): pub is the one this side publishes as
 	// a target, peerTab the peer's. pvmPeer: this side's probe of the peer
 	// succeeded, so it may copy against the peer's windows by address.
-	pub       pubTable
-	peerTab   []byte
-	pvmPeer   atomic.Bool
-	directOps atomic.Uint64 // Reads and Writes this side copied itself
-	segOps    atomic.Uint64 // of which through a mapped peer segment
+	pub     pubTable
+	peerTab []byte
+	pvmPeer atomic.Bool
+	// Reads and Writes this side copied itself, and of them those through
+	// a mapped peer segment: counted by the caller of Transmit (one at a
+	// time) with plain adds, and read by tests once the requests they
+	// count completed (the completion queue's lock orders the two).
+	directOps uint64
+	segOps    uint64
 	segMu     sync.RWMutex
 	peerSegs  map[uint32][]byte // the peer's AllocateMemory segments, mapped
 	sharedMu  sync.Mutex
@@ -94,13 +98,11 @@ type link struct {
 	sendDepth   int       // the endpoint's outbound queue depth (Attach)
 	endStatus   nd.Status // after errTerminated: shutdown's status and notify
 	endNotify   bool
-	readResps   int          // Read responses queued and not yet in the ring
-	maxResps    int          // the peer's read limit (ORD) as negotiated; -1: not yet known
-	snapFree    [][]byte     // snapshot buffers for Read responses, for reuse
-	snapKept    int          // bytes held in snapFree
-	snapshots   int          // Read responses copied aside (tests)
-	copying     atomic.Int32 // direct copies in progress (Transmit)
-	cond        *sync.Cond   // on mu: copying fell to 0 after closing
+	readResps   int      // Read responses queued and not yet in the ring
+	maxResps    int      // the peer's read limit (ORD) as negotiated; -1: not yet known
+	snapFree    [][]byte // snapshot buffers for Read responses, for reuse
+	snapKept    int      // bytes held in snapFree
+	snapshots   int      // Read responses copied aside (tests)
 	watchdog    *time.Timer
 	done        chan struct{} // closed by shutdown
 
@@ -141,7 +143,6 @@ func newLink(t *transport, c *setupConn, active bool, seg *segment, bells [numBe
 	if t.p.cfg.SendThreshold > 0 {
 		l.rvMin = t.p.cfg.SendThreshold
 	}
-	l.cond = sync.NewCond(&l.mu)
 	l.pub.cond = sync.NewCond(&l.pub.mu)
 	l.writer = l.writeLoop
 	l.unconf.Reserve(linkRequestsReserved)
@@ -415,7 +416,6 @@ func (l *link) shutdownTerm(status nd.Status, termMsg uint64, termSt nd.Status, 
 	if l.watchdog != nil {
 		l.watchdog.Stop()
 	}
-	l.cond.Broadcast()
 	events := l.events
 	l.mu.Unlock()
 	close(l.done)
@@ -441,11 +441,13 @@ func (l *link) cleanup() {
 	l.rxEnded = true
 	l.rx.Abandon()
 	l.rxMu.Unlock()
-	l.mu.Lock()
-	for l.copying.Load() > 0 {
-		l.cond.Wait()
+	// A direct copy (Transmit) started before closed was set may still
+	// read the peer's table and segments, which are unmapped below.
+	if ep := l.ep.Load(); ep != nil {
+		ep.WaitTransmit()
 	}
-	l.dSegID, l.dSeg = 0, nil // the peer's segments are unmapped below
+	l.mu.Lock()
+	l.dSegID, l.dSeg = 0, nil
 	var pending []sent
 	for l.unconf.Len() > 0 {
 		pending = append(pending, l.unconf.Pop())

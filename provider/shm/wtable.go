@@ -352,17 +352,10 @@ func (l *link) direct(wr *engine.WorkRequest) bool {
 			return false
 		}
 	}
-	// shutdown sets closed before cleanup waits for copying to fall to 0:
-	// with both atomic, either this sees closed and does not copy, or
-	// cleanup sees this copy and waits for it (woken below).
-	l.copying.Add(1)
-	ok := !l.closed.Load() && l.directCopy(wr)
-	if l.copying.Add(-1) == 0 && l.closed.Load() {
-		l.mu.Lock()
-		l.cond.Broadcast()
-		l.mu.Unlock()
-	}
-	return ok
+	// shutdown sets closed before cleanup waits for the endpoint's
+	// Transmit to end (engine.Endpoint.WaitTransmit): either this sees
+	// closed and does not copy, or cleanup waits for this copy.
+	return !l.closed.Load() && l.directCopy(wr)
 }
 
 // directCopy finds wr's window in the peer's table and copies under the
@@ -435,14 +428,14 @@ func (l *link) directCopy(wr *engine.WorkRequest) bool {
 			case mem != nil && write:
 				gatherAt(mem, wr.SGL, 0)
 				ok = true
-				l.segOps.Add(1)
+				l.segOps++
 			case mem != nil:
 				// The built-in copy, not engine.Copy: see there.
 				for i := range wr.SGL {
 					mem = mem[copy(wr.SGL[i].Buffer, mem):]
 				}
 				ok = true
-				l.segOps.Add(1)
+				l.segOps++
 			default:
 				ok = l.pvmDirect(wr.SGL, base+off, int(n), write) == nil
 			}
@@ -452,7 +445,7 @@ func (l *link) directCopy(wr *engine.WorkRequest) bool {
 			futexWakeAll(infl)
 		}
 		if ok {
-			l.directOps.Add(1)
+			l.directOps++
 		}
 		return ok
 	}
