@@ -90,7 +90,9 @@
 // progress.wakeMu are leaves. Engine calls into the link (Transmit, Close)
 // come without engine locks and take link.mu only; shutdown never waits
 // for rxMu or progress.mu: cleanup, on a goroutine of its own, takes the
-// link out of the set and then ends its consumption.
+// link out of the set, ends its consumption, and waits, holding no lock,
+// for the endpoint's Transmit under way (engine.Endpoint.WaitTransmit)
+// before it unmaps what a direct copy reads.
 //
 // The tuning constants are in tuning.go; docs/shm-transport.md describes
 // the wire formats and the measurements behind the choices.
