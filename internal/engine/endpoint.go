@@ -221,8 +221,7 @@ func (ep *Endpoint) admitSlowLocked(q *workQueue) error {
 func (ep *Endpoint) fillSGL(wr *WorkRequest, sgl []nd.SGE) {
 	used := 0
 	for i := range sgl {
-		wr.sge = append(wr.sge, sgl[i])
-		e := &wr.sge[len(wr.sge)-1]
+		e := wr.appendSGE(&sgl[i])
 		if e.Region == nil && wr.Op == OpRead {
 			if len(e.Buffer) > 0 {
 				wr.status, wr.preset = nd.ErrAccessViolation, true

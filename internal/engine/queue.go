@@ -47,6 +47,21 @@ type WorkRequest struct {
 	inline    []byte       // backing array of inline bytes
 }
 
+// reset makes wr a new request of op: every field is set, so that none
+// survives from the request that last used the slot, and the backing
+// arrays sge (emptied) and inline are kept. Field by field: a composite
+// literal assigned to *wr is built on the stack with narrow stores and
+// copied with wide loads, which the processor cannot forward from those
+// stores (a stall on every post). TestWorkRequestReset lists the fields.
+func (wr *WorkRequest) reset(op Op, flags nd.Flags, seq uint64, res *nd.Result) {
+	wr.Op, wr.Flags, wr.SGL, wr.Length = op, flags, nil, 0
+	wr.Remote, wr.Offset, wr.Seq = nd.MWDescriptor{}, 0, seq
+	wr.result, wr.status = res, nd.Success
+	wr.preset, wr.done, wr.counted, wr.solicited = false, false, false, false
+	wr.window, wr.nextTaken = nil, nil
+	wr.sge = wr.sge[:0]
+}
+
 // workQueue is a fixed ring of work requests: [head, next) are issued and
 // not yet retired, [next, tail) are waiting to be issued.
 type workQueue struct {
@@ -101,8 +116,7 @@ func (c *slotCount) release() { c.reaped.Add(1) }
 // reserve takes the slot at the tail for a new request.
 func (q *workQueue) reserve(op Op, res *nd.Result, flags nd.Flags) *WorkRequest {
 	wr := q.slot(q.tail)
-	sge, inline := wr.sge[:0], wr.inline
-	*wr = WorkRequest{Op: op, Flags: flags, Seq: q.tail, result: res, sge: sge, inline: inline}
+	wr.reset(op, flags, q.tail, res)
 	q.tail++
 	q.outstanding.posted++
 	return wr

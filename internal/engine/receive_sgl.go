@@ -9,10 +9,21 @@ import "github.com/godirect/nd"
 // immediate status for it.
 func (wr *WorkRequest) setReceiveSGL(a *Adapter, sgl []nd.SGE) {
 	for i := range sgl {
-		wr.sge = append(wr.sge, sgl[i])
-		if !ownedBy(a, &wr.sge[len(wr.sge)-1]) {
+		if !ownedBy(a, wr.appendSGE(&sgl[i])) {
 			wr.status, wr.preset = nd.ErrAccessViolation, true
 		}
 	}
 	wr.SGL = wr.sge
+}
+
+// appendSGE appends a copy of *src to wr.sge and returns the new entry.
+// The caller checked the number of entries against the queue's SGE limit,
+// which is sge's capacity. Field by field, not append(wr.sge, *src): see
+// reset.
+func (wr *WorkRequest) appendSGE(src *nd.SGE) *nd.SGE {
+	n := len(wr.sge)
+	wr.sge = wr.sge[:n+1]
+	e := &wr.sge[n]
+	e.Buffer, e.Region = src.Buffer, src.Region
+	return e
 }

@@ -112,8 +112,8 @@ func (s *SRQ) Receive(res *nd.Result, sgl []nd.SGE) error {
 	}
 	wr := s.free[len(s.free)-1]
 	s.free = s.free[:len(s.free)-1]
-	sge := wr.sge[:0]
-	*wr = WorkRequest{Op: OpReceive, Seq: s.seq, result: res, sge: sge, Length: total}
+	wr.reset(OpReceive, 0, s.seq, res)
+	wr.Length = total
 	s.seq++
 	wr.setReceiveSGL(s.a, sgl)
 	s.outstanding.posted++
