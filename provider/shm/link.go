@@ -385,7 +385,8 @@ func (l *link) terminate(status nd.Status, msg uint64, termSt nd.Status, notify 
 		l.shutdownTerm(status, msg, termSt, notify)
 		return
 	}
-	l.jobs = append(l.jobs, job{kind: jobTerm, msg: msg, termSt: termSt})
+	j := l.addJobLocked(jobTerm)
+	j.msg, j.termSt = msg, termSt
 	l.endStatus, l.endNotify = status, notify
 	l.kickLocked()
 	l.mu.Unlock()

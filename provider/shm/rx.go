@@ -419,7 +419,8 @@ func (l *link) handle(ep *engine.Endpoint, rec shmring.Record) bool {
 					l.mu.Unlock()
 					return l.protocolError()
 				}
-				l.jobs = append(l.jobs, job{kind: jobReadResp, msg: msg, src: mem, token: token, addr: addr})
+				j := l.addJobLocked(jobReadResp)
+				j.msg, j.src, j.token, j.addr = msg, mem, token, addr
 				l.readResps++
 				l.kickLocked()
 			}

@@ -131,10 +131,23 @@ func (l *link) Transmit(wr *engine.WorkRequest) (bool, nd.Status) {
 	// as it handles it, so that a side answering with silent Sends gets
 	// its entries back in time for its next Send.
 	quiet := wr.Flags&nd.FlagSilentSuccess != 0 && l.unconf.Len() < l.sendDepth
-	l.jobs = append(l.jobs, job{kind: jobWR, wr: wr, msg: msg, pvm: l.pvmOut, rv: rv, quiet: quiet})
+	j := l.addJobLocked(jobWR)
+	j.wr, j.msg, j.pvm, j.rv, j.quiet = wr, msg, l.pvmOut, rv, quiet
 	l.kickLocked()
 	l.mu.Unlock()
 	return false, nd.Success
+}
+
+// addJobLocked appends a job of kind, its other fields zero, to the queue
+// and returns it for the caller to fill in: a job literal appended instead
+// is built on the stack with narrow stores and copied with wide loads,
+// which the processor cannot forward from them (a stall on every post;
+// see engine.WorkRequest.reset).
+func (l *link) addJobLocked(kind jobKind) *job {
+	l.jobs = append(l.jobs, job{})
+	j := &l.jobs[len(l.jobs)-1]
+	j.kind = kind
+	return j
 }
 
 // rendezvous reports whether the Send wr is large enough to go by
@@ -512,6 +525,6 @@ func (l *link) queueAckLocked(upTo uint64) {
 		l.jobs[n-1].msg = upTo
 		return
 	}
-	l.jobs = append(l.jobs, job{kind: jobAck, msg: upTo})
+	l.addJobLocked(jobAck).msg = upTo
 	l.kickLocked()
 }
