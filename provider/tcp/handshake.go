@@ -350,7 +350,7 @@ func (l *link) Ready() error {
 		return nd.ErrConnectionAborted
 	}
 	if l.rtr != 0 {
-		l.jobs = append(l.jobs, job{kind: jobRTR})
+		l.addJobLocked(jobRTR)
 	}
 	l.mu.Unlock()
 	l.startWriter()

@@ -139,6 +139,18 @@ type job struct {
 	sinkTO   uint64
 }
 
+// addJobLocked appends a job of kind, its other fields zero, to the queue
+// and returns it for the caller to fill in: a job literal appended instead
+// is built on the stack with narrow stores and copied with wide loads,
+// which the processor cannot forward from them (a stall on every post;
+// see engine.WorkRequest.reset).
+func (l *link) addJobLocked(kind jobKind) *job {
+	l.jobs = append(l.jobs, job{})
+	j := &l.jobs[len(l.jobs)-1]
+	j.kind = kind
+	return j
+}
+
 // readEntry is an outstanding Read Request: the endpoint's, or the
 // transport's own zero-length confirmation Read (wr nil).
 type readEntry struct {
@@ -220,7 +232,8 @@ func (l *link) Transmit(wr *engine.WorkRequest) (bool, nd.Status) {
 		l.mu.Unlock()
 		return true, nd.ErrCanceled
 	}
-	l.jobs = append(l.jobs, job{kind: jobWR, wr: wr, seq: wr.Seq})
+	j := l.addJobLocked(jobWR)
+	j.wr, j.seq = wr, wr.Seq
 	l.mu.Unlock()
 	if !l.sendInline() {
 		l.ring()

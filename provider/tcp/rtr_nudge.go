@@ -43,7 +43,7 @@ func (l *link) armRTRNudgeLocked() {
 			return
 		}
 		left--
-		l.jobs = append(l.jobs, job{kind: jobRTRNudge})
+		l.addJobLocked(jobRTRNudge)
 		delay *= 2
 		l.rtrNudge.Reset(delay)
 		l.mu.Unlock()

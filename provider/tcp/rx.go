@@ -581,7 +581,8 @@ func (l *link) rxReadRequest(body, ulpdu []byte) error {
 		return l.fail(nd.ErrRemoteError, &iwarp.Terminate{Layer: iwarp.TermLayerRDMAP, EType: iwarp.TermRDMAPRemoteOperation, Code: iwarp.TermCodeCatastrophicStream}, offending())
 	}
 	l.inboundReads++
-	l.jobs = append(l.jobs, job{kind: jobReadResponse, src: src, hold: hold, sinkSTag: rr.SinkSTag, sinkTO: rr.SinkTO})
+	j := l.addJobLocked(jobReadResponse)
+	j.src, j.hold, j.sinkSTag, j.sinkTO = src, hold, rr.SinkSTag, rr.SinkTO
 	l.mu.Unlock()
 	if rr.Size == 0 {
 		l.deferTx()
