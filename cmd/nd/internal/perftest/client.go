@@ -57,11 +57,12 @@ type perfConn struct {
 	pings     int // send_lat: the step's Sends so far
 	cqMod     int // send_lat: every cqMod-th Send asks for a completion
 	silentRes nd.Result
-	pollRoom  func() error // ping's poll while the send queue is full
-	round     int          // write_lat: the round trips so far
-	sent      int          // bw: the step's requests posted
-	more      bool         // bw: more requests are to be posted in the step
-	streaming bool         // bw: requests of the step are to be posted or completed
+	pollRoom  func() error    // ping's poll while the send queue is full
+	round     int             // write_lat: the round trips so far
+	postedAt  session.Instant // lat: the clock right after the iteration's post
+	sent      int             // bw: the step's requests posted
+	more      bool            // bw: more requests are to be posted in the step
+	streaming bool            // bw: requests of the step are to be posted or completed
 	posted    []int64
 	completed []int64 // bw: when each request was posted and completed, ns after start
 	start     session.Instant

@@ -145,10 +145,15 @@ func (cl *perfClient) latency(size, iters int, dur time.Duration) error {
 	}
 	total := iters * len(cl.conns)
 	cl.start = session.Now()
-	// One reading of the clock per iteration: its end is the next one's start.
-	var t0 time.Duration
-	i, k := 0, 0 // the iteration, and its connection
-	for ; dur > 0 && t0 < dur || dur == 0 && i < total; i++ {
+	// One reading of the clock per iteration, right after its post (each
+	// operation's postedAt), while the peer answers: each sample runs from
+	// one iteration's post to the next one's, the last one's to the end of
+	// its round trip. Read between an answer's arrival and the next post,
+	// the clock would lengthen every round trip by its own cost (perftest
+	// stamps its posts so too).
+	var last time.Duration // the last iteration's post, from cl.start
+	i, k := 0, 0           // the iteration, and its connection
+	for ; dur > 0 && last < dur || dur == 0 && i < total; i++ {
 		pc := cl.conns[k]
 		if k++; k == len(cl.conns) {
 			k = 0
@@ -168,14 +173,18 @@ func (cl *perfClient) latency(size, iters int, dur time.Duration) error {
 			}
 			return fmt.Errorf("iteration %d: %w", i, err)
 		}
-		t1 := session.Since(cl.start)
-		if i < len(cl.samples) {
-			cl.samples[i] = int64(t1 - t0)
+		t := pc.postedAt.Sub(cl.start)
+		if i > 0 && i <= len(cl.samples) {
+			cl.samples[i-1] = int64(t - last)
 		}
-		t0 = t1
+		last = t
+	}
+	end := session.Since(cl.start)
+	if i > 0 && i <= len(cl.samples) {
+		cl.samples[i-1] = int64(end - last)
 	}
 	cl.n = i
-	cl.end = cl.start.Add(t0)
+	cl.end = cl.start.Add(end)
 	for _, pc := range cl.conns {
 		if pc.test.op == opSend {
 			pc.n = pc.pings // the signaled Sends' completions counted only some
@@ -209,6 +218,7 @@ func (pc *perfConn) ping(sgl []nd.SGE) error {
 	if err := session.SendWhenRoom(pc.ctx, pc.s.EP, res, sgl, flags, pc.pollRoom); err != nil {
 		return fmt.Errorf("posting a Send: %w", err)
 	}
+	pc.postedAt = session.Now()
 	if signaled {
 		pc.ops.Posted()
 	}
@@ -230,6 +240,7 @@ func (pc *perfConn) readOnce(sgl []nd.SGE) error {
 	if err := pc.s.EP.Read(pc.ops.Next(), sgl, pc.remote, 0, 0); err != nil {
 		return fmt.Errorf("posting a Read: %w", err)
 	}
+	pc.postedAt = session.Now()
 	pc.ops.Posted()
 	for pc.ops.Pending > 0 {
 		if err := pc.take(); err != nil {
@@ -253,6 +264,7 @@ func (pc *perfConn) writeRound(sgl []nd.SGE, size int) error {
 	if err := pc.s.EP.Write(pc.ops.Next(), sgl, pc.remote, 0, 0); err != nil {
 		return fmt.Errorf("posting a Write: %w", err)
 	}
+	pc.postedAt = session.Now()
 	pc.ops.Posted()
 	for pc.ops.Pending > 0 { // the next round rewrites the Write's source
 		if err := pc.take(); err != nil {
@@ -261,9 +273,10 @@ func (pc *perfConn) writeRound(sgl []nd.SGE, size int) error {
 	}
 	var pace session.Pacer
 	for spins := 1; session.LoadByte(pc.win, last) != pong; spins++ {
-		if pace.Idle(); spins%session.YieldEvery != 0 {
+		if spins%session.YieldEvery != 0 {
 			continue
 		}
+		pace.Idle()
 		if err := pc.q.poll(); err != nil {
 			return err
 		}

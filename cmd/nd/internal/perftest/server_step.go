@@ -36,7 +36,8 @@ func (srv *perfServer) run() error {
 			if wrote, err = srv.pong(); err != nil || wrote {
 				break
 			}
-			if pace.Idle(); spins%session.YieldEvery == 0 {
+			if spins%session.YieldEvery == 0 {
+				pace.Idle()
 				err = srv.q.poll()
 			}
 		case len(srv.owing) > 0:
