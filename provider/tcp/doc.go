@@ -27,17 +27,17 @@
 // application waits in Notify (the hand-off, internal/handoff, shared with
 // provider/shm); it polls for Config.Spin, then waits in epoll_wait. While a
 // provider has one link, a poll reads it directly (pollDirect); while that
-// link is inside an inbound Send, a poll whose read found nothing keeps the
-// next polls off the socket for twice as long (receivePause), so that the
-// kernel can queue and acknowledge the segments that follow without
-// waiting for the socket's lock, and long payloads are read straight into
-// place with what follows them (rxBuffer.place, one readv per FPDU; not
-// under BBR, whose links read them into place already). A link's bytes
-// are parsed and placed by whoever holds its rxMu (pollRx, rx.go): the
-// FPDU in progress stays in the link's readerState between polls; an
-// inbound Write holds its window (engine.Hold) until its payload is
-// placed, a Read Response until its bytes are written, so that an
-// Invalidate completes only after them.
+// link is inside an inbound Send, a poll whose read found nothing keeps
+// the next polls off the socket for four times as long (receivePause), so
+// that the kernel can queue and acknowledge the segments that follow
+// without waiting for the socket's lock, and long payloads are read
+// straight into place with what follows them (rxBuffer.place, one readv
+// per FPDU; not under BBR, whose links read them into place already). A
+// link's bytes are parsed and placed by whoever holds its rxMu (pollRx,
+// rx.go): the FPDU in progress stays in the link's readerState between
+// polls; an inbound Write holds its window (engine.Hold) until its
+// payload is placed, a Read Response until its bytes are written, so that
+// an Invalidate completes only after them.
 // Where the kernel has no readiness set (perLink: not Linux), each link's
 // reader goroutine reads blocking instead.
 //

@@ -153,3 +153,6 @@ func HoldReadySet(p *Provider) (release func()) {
 
 // ReceivePauseMax is the longest receive pause.
 const ReceivePauseMax = receivePauseMax
+
+// ReceivePause is the receive pause in multiples of the empty poll.
+const ReceivePause = receivePause

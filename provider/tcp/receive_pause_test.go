@@ -18,9 +18,10 @@ import (
 
 // TestReceivePause: while a Send arrives in segments, an application poll
 // whose read found nothing stops the next polls from reading the socket
-// for twice as long as that poll took (ReceivePauseMax at most); the bytes that arrive meanwhile
-// stay in the socket until the first poll after the pause, which completes
-// the Receive with every byte. Outside a message nothing pauses. A raw
+// for ReceivePause times as long as that poll took (ReceivePauseMax at
+// most); the bytes that arrive meanwhile stay in the socket until the
+// first poll after the pause, which completes the Receive with every
+// byte. Outside a message nothing pauses. A raw
 // iWARP client sends the segments when the test says; the test's clock
 // makes the times exact, and the test holds the readiness set's lock so
 // that only its own polls read the connection.
@@ -77,11 +78,11 @@ func TestReceivePause(t *testing.T) {
 		t.Fatalf("pause after the first half = %d, want 1 (timed from the next poll)", got)
 	}
 	// The next poll reads at 100 and finds nothing at 200: no read before
-	// 200 + 2*100.
+	// 200 + ReceivePause*100.
 	step.Store(100)
 	noResult("the empty poll")
 	step.Store(0)
-	if got, want := tcp.ReadAfter(p), now.Load()+2*100; got != want {
+	if got, want := tcp.ReadAfter(p), now.Load()+tcp.ReceivePause*100; got != want {
 		t.Fatalf("no read before %d, want %d", got, want)
 	}
 	// A poll that took longer (descheduled) pauses ReceivePauseMax at most.
