@@ -174,15 +174,11 @@ func (cl *perfClient) latency(size, iters int, dur time.Duration) error {
 			return fmt.Errorf("iteration %d: %w", i, err)
 		}
 		t := pc.postedAt.Sub(cl.start)
-		if i > 0 && i <= len(cl.samples) {
-			cl.samples[i-1] = int64(t - last)
-		}
+		cl.sample(i-1, t-last)
 		last = t
 	}
 	end := session.Since(cl.start)
-	if i > 0 && i <= len(cl.samples) {
-		cl.samples[i-1] = int64(end - last)
-	}
+	cl.sample(i-1, end-last)
 	cl.n = i
 	cl.end = cl.start.Add(end)
 	for _, pc := range cl.conns {
@@ -191,6 +187,14 @@ func (cl *perfClient) latency(size, iters int, dur time.Duration) error {
 		}
 	}
 	return nil
+}
+
+// sample records iteration i's time d, unless i is before the first
+// iteration or past the samples kept (-D).
+func (cl *perfClient) sample(i int, d time.Duration) {
+	if i >= 0 && i < len(cl.samples) {
+		cl.samples[i] = int64(d)
+	}
 }
 
 // ping sends a message and waits for its echo. As perftest does, only
