@@ -63,6 +63,7 @@ type Conn struct {
 	txIndex     map[*nd.Result]int
 	txHead      int
 	txLen       int
+	txSilent    int // silent requests posted since the last signaled one
 	stage       []byte
 	dataSent    uint32 // data-class frames sent
 	peerSlotAck uint32
@@ -128,7 +129,6 @@ type txSlot struct {
 	sgl   [1]nd.SGE
 	buf   []byte
 	write int // bytes of an RDMA Write; 0 for a frame
-	done  bool
 }
 
 // sharedAdapter is an adapter shared by a Listener and its connections,

@@ -250,7 +250,7 @@ func (c *Conn) postWriteLocked(off, n int) bool {
 	s := c.nextTx()
 	s.write = n
 	s.sgl[0] = nd.SGE{Buffer: c.stage[off : off+n], Region: c.ringMR}
-	if err := c.ep.Write(&s.res, s.sgl[:], c.peerWindow, uint64(off), 0); err != nil {
+	if err := c.ep.Write(&s.res, s.sgl[:], c.peerWindow, uint64(off), c.sendFlags(true)); err != nil {
 		c.txLen--
 		c.failLocked(c.transportError(err))
 		return false

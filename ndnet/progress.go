@@ -131,20 +131,24 @@ func (c *Conn) completeLocked(r *nd.Result) {
 		return
 	}
 	if i, ok := c.txIndex[r]; ok {
-		s := &c.tx[i]
-		s.done = true
-		if err := r.Status.Err(); err != nil {
+		err := r.Status.Err()
+		if err != nil {
 			c.failLocked(c.transportError(err))
-		} else if s.write > 0 {
-			c.writesDone += uint64(s.write)
 		}
-		for c.txLen > 0 && c.tx[c.txHead].done {
-			c.tx[c.txHead].done = false
-			c.txHead++
-			if c.txHead == len(c.tx) {
+		// Outbound requests complete in order: this one retires those
+		// posted before it, which completed silently (sendFlags).
+		for c.txLen > 0 {
+			j := c.txHead
+			if err == nil {
+				c.writesDone += uint64(c.tx[j].write)
+			}
+			if c.txHead++; c.txHead == len(c.tx) {
 				c.txHead = 0
 			}
 			c.txLen--
+			if j == i {
+				break
+			}
 		}
 		return
 	}
@@ -305,7 +309,6 @@ func (c *Conn) nextTx() *txSlot {
 	c.txLen++
 	s := &c.tx[i]
 	s.write = 0
-	s.done = false
 	return s
 }
 
@@ -325,7 +328,7 @@ func (c *Conn) sendFrameLocked(t frameType, flags uint8, payload []byte, ringLen
 	putHeader(s.buf, header{Type: t, Flags: flags, Length: length, SlotAck: c.slotsFreed, RingAck: c.ringOut})
 	n := HeaderSize + copy(s.buf[HeaderSize:], payload)
 	s.sgl[0] = nd.SGE{Buffer: s.buf[:n], Region: c.slotsMR}
-	if err := c.ep.Send(&s.res, s.sgl[:], 0); err != nil {
+	if err := c.ep.Send(&s.res, s.sgl[:], c.sendFlags(t != frameData)); err != nil {
 		c.txLen--
 		c.failLocked(c.transportError(err))
 		return false
@@ -335,6 +338,26 @@ func (c *Conn) sendFrameLocked(t frameType, flags uint8, payload []byte, ringLen
 		c.dataSent++
 	}
 	return true
+}
+
+// sendFlags returns the flags of the next outbound request. Data frames
+// (signal false) go with silent success, but for one in every len(tx)/4
+// in a row: a completion retires every request posted before its own
+// (completeLocked), so once a quarter of the slots are in flight, one of
+// them signals and its completion frees room for a Write that waits. A
+// signaled Send costs a completion to take and, over provider/tcp, a
+// confirmation Read whose answer the peer sends back; the 64 B round trip
+// of cmd/ndnet-perf went 1.09x faster over tcp and 1.12x over shm (14
+// alternating rounds). The other frames and the ring's RDMA Writes signal:
+// a Write's completion frees staging space, and ring frames sent silent
+// slowed 1 MiB io.Copy over shm (0.87x, eight rounds).
+func (c *Conn) sendFlags(signal bool) nd.Flags {
+	if signal || c.txSilent >= len(c.tx)/4 {
+		c.txSilent = 0
+		return 0
+	}
+	c.txSilent++
+	return nd.FlagSilentSuccess
 }
 
 // flushControlLocked sends the control frames that are due and fit.
