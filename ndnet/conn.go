@@ -69,7 +69,10 @@ type Conn struct {
 	peerSlotAck uint32
 	ringSent    uint64 // bytes RDMA-written into the peer's ring
 	peerRingAck uint64
-	writesDone  uint64 // bytes of RDMA Writes completed
+	writesDone  uint64          // bytes of RDMA Writes retired (completed, or failed with the connection)
+	sourceEnd   uint64          // ringSent after the last RDMA Write from a caller's buffer
+	srcMR       nd.MemoryRegion // registration of srcBuf (sourceRegionLocked)
+	srcBuf      []byte          // the caller's buffer last written from, to its capacity
 	bindRes     nd.Result
 
 	// Shutdown.
@@ -368,6 +371,9 @@ func (c *Conn) release() {
 	}
 	if c.slotsMR != nil {
 		c.adapter.DeregisterMemory(ctx, c.slotsMR)
+	}
+	if c.srcMR != nil {
+		c.adapter.DeregisterMemory(ctx, c.srcMR)
 	}
 	if c.cq != nil {
 		c.cq.Close()

@@ -11,11 +11,14 @@
 // Small writes travel inside frames sent into receive buffers the peer keeps
 // posted, under credit-based flow control; large ones are RDMA-written into
 // a ring the peer exposes through a memory window. Each byte is copied once
-// on each side, and Read and Write allocate nothing once warm.
+// on each side (over shm, a large Write's bytes go from the caller's buffer
+// straight into the peer's ring), and Read and Write allocate nothing once
+// warm.
 // docs/ndnet-protocol.md describes the wire format and the rules.
 //
 // Who moves the bytes: Write copies into a registered send buffer or the
-// staging ring and posts the Send or RDMA Write; Read copies out of the
+// staging ring and posts the Send or RDMA Write (over shm, chunks of 64 KiB
+// and more are RDMA-written from the caller's buffer); Read copies out of the
 // receive buffer or ring, the bytes already queued before it polls for
 // more. Completions are processed under the connection's state lock by a
 // Read or Write that polls while it waits, or by the connection's one

@@ -1,6 +1,7 @@
 package ndnet
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -133,7 +134,12 @@ func (c *Conn) popLocked() {
 // peer closed, or the connection failed. Chunks up to InlineThreshold
 // travel inside frames, larger ones by RDMA Write into the peer's ring; each
 // byte is copied once on this side (into a frame or the staging ring) and
-// Write allocates nothing.
+// Write allocates nothing. Over a provider whose memory the peer maps
+// (provider/shm), chunks of 64 KiB and more are RDMA-written from b itself,
+// and Write returns only once those Writes completed; the registration of
+// b stays, for the next Write of the same buffer, until a Write of another
+// buffer or Close (the Conn refers to b until then, but never reads it
+// outside Write).
 func (c *Conn) Write(b []byte) (int, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -141,6 +147,12 @@ func (c *Conn) Write(b []byte) (int, error) {
 	w := waiter{window: &c.wspin}
 	n := 0
 	staged := 0 // bytes of b[n:] copied into the staging ring, not yet posted
+	fromSource := false
+	defer func() {
+		if fromSource {
+			c.waitSourceDone() // b is the caller's again
+		}
+	}()
 	for {
 		if isClosed(c.closedCh) {
 			return n, c.opError("write", net.ErrClosed)
@@ -178,7 +190,23 @@ func (c *Conn) Write(b []byte) (int, error) {
 				}
 			}
 		case rem > c.eagerMax && c.ringSize > 0 && c.helloRecv:
-			if space := c.ringSpaceLocked(); space > 0 && c.dataCredit() {
+			space := c.ringSpaceLocked()
+			if c.adapter.alloc != nil && (fromSource || min(rem, c.chunkMax) >= zeroCopyMin) {
+				// From b itself: chunks of at least zeroCopyMin, but for
+				// the end of a Write that began so.
+				if space < min(rem, zeroCopyMin) || !c.dataCredit() || c.txRoom() < 3 {
+					break
+				}
+				if mr := c.sourceRegionLocked(b); mr != nil {
+					if k := min(rem, space, c.chunkMax); c.postRingFromLocked(b[n:n+k], mr) {
+						n += k
+						progressed = true
+						fromSource = true
+					}
+					break
+				} // not registered: through the staging ring
+			}
+			if space > 0 && c.dataCredit() {
 				k := min(rem, space, c.chunkMax)
 				off := int(c.ringSent % uint64(c.ringSize))
 				first := min(k, c.ringSize-off)
@@ -234,26 +262,91 @@ func (c *Conn) ringSpaceLocked() int {
 func (c *Conn) postRingLocked(staged int) bool {
 	off := int(c.ringSent % uint64(c.ringSize))
 	first := min(staged, c.ringSize-off)
-	if !c.postWriteLocked(off, first) {
+	if !c.postWriteLocked(off, c.stage[off:off+first], c.ringMR) {
 		return false
 	}
-	if first < staged && !c.postWriteLocked(0, staged-first) {
+	if first < staged && !c.postWriteLocked(0, c.stage[:staged-first], c.ringMR) {
 		return false
 	}
 	c.ringSent += uint64(staged)
 	return c.sendFrameLocked(frameRing, 0, nil, staged)
 }
 
-// postWriteLocked posts an RDMA Write of stage[off:off+n] to the same
-// offset of the peer's ring.
-func (c *Conn) postWriteLocked(off, n int) bool {
+// postRingFromLocked posts the RDMA Writes of src, in region mr, at
+// ringSent (two if they wrap) and the frame announcing them.
+func (c *Conn) postRingFromLocked(src []byte, mr nd.MemoryRegion) bool {
+	k := len(src)
+	off := int(c.ringSent % uint64(c.ringSize))
+	first := min(k, c.ringSize-off)
+	if !c.postWriteLocked(off, src[:first], mr) {
+		return false
+	}
+	if first < k && !c.postWriteLocked(0, src[first:], mr) {
+		return false
+	}
+	c.ringSent += uint64(k)
+	c.sourceEnd = c.ringSent
+	return c.sendFrameLocked(frameRing, 0, nil, k)
+}
+
+// postWriteLocked posts an RDMA Write of src, in region mr, to offset off
+// of the peer's ring.
+func (c *Conn) postWriteLocked(off int, src []byte, mr nd.MemoryRegion) bool {
+	n := len(src)
 	s := c.nextTx()
 	s.write = n
-	s.sgl[0] = nd.SGE{Buffer: c.stage[off : off+n], Region: c.ringMR}
+	s.sgl[0] = nd.SGE{Buffer: src, Region: mr}
 	if err := c.ep.Write(&s.res, s.sgl[:], c.peerWindow, uint64(off), c.sendFlags(true)); err != nil {
 		c.txLen--
 		c.failLocked(c.transportError(err))
 		return false
 	}
 	return true
+}
+
+// zeroCopyMin is the least ring chunk that Write, over a provider whose
+// memory the peer maps (one with an allocator: provider/shm), RDMA-writes
+// straight from the caller's buffer instead of through the staging ring:
+// one copy on this side instead of two, for a registration of the buffer,
+// which is kept for the next Write of the same one.
+const zeroCopyMin = 64 << 10
+
+// sourceRegionLocked returns a registration of b's backing array from b on,
+// reusing the last one when b starts where it did, with the same capacity
+// (a Write of the same buffer, or of a prefix of it); nil if the adapter
+// refuses to register it. The last Write from the one it replaces has
+// completed (waitSourceDone): Writes do not overlap.
+func (c *Conn) sourceRegionLocked(b []byte) nd.MemoryRegion {
+	if c.srcMR != nil && cap(c.srcBuf) == cap(b) && &c.srcBuf[0] == &b[0] {
+		return c.srcMR
+	}
+	if c.srcMR != nil {
+		c.adapter.DeregisterMemory(context.Background(), c.srcMR)
+		c.srcMR, c.srcBuf = nil, nil
+	}
+	mr, err := c.adapter.RegisterMemory(context.Background(), b[:cap(b)])
+	if err != nil {
+		return nil
+	}
+	c.srcMR, c.srcBuf = mr, b[:cap(b)]
+	return mr
+}
+
+// waitSourceDone returns once the RDMA Writes posted from the caller's
+// buffer completed (or the connection was torn down and every request
+// with them), polling, then sleeping as a blocked Write does; no deadline
+// or Close cuts it short, since the provider may be reading the buffer.
+// Over provider/shm a Write completes as it is posted.
+func (c *Conn) waitSourceDone() {
+	w := waiter{window: &c.wspin}
+	for {
+		c.mu.Lock()
+		c.pollLocked()
+		done := c.writesDone >= c.sourceEnd || c.txLen == 0
+		c.mu.Unlock()
+		if done {
+			return
+		}
+		w.wait(c, c.wwake, nil)
+	}
 }

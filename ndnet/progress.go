@@ -139,9 +139,7 @@ func (c *Conn) completeLocked(r *nd.Result) {
 		// posted before it, which completed silently (sendFlags).
 		for c.txLen > 0 {
 			j := c.txHead
-			if err == nil {
-				c.writesDone += uint64(c.tx[j].write)
-			}
+			c.writesDone += uint64(c.tx[j].write)
 			if c.txHead++; c.txHead == len(c.tx) {
 				c.txHead = 0
 			}
