@@ -12,8 +12,8 @@
 // posted, under credit-based flow control; large ones are RDMA-written into
 // a ring the peer exposes through a memory window. Each byte is copied once
 // on each side (over shm, a large Write's bytes go from the caller's buffer
-// straight into the peer's ring), and Read and Write allocate nothing once
-// warm.
+// into the peer's ring with one copy), and Read and Write allocate nothing
+// once warm.
 // docs/ndnet-protocol.md describes the wire format and the rules.
 //
 // Who moves the bytes: Write copies into a registered send buffer or the

@@ -136,10 +136,11 @@ func (c *Conn) popLocked() {
 // byte is copied once on this side (into a frame or the staging ring) and
 // Write allocates nothing. Over a provider whose memory the peer maps
 // (provider/shm), chunks of 64 KiB and more are RDMA-written from b itself,
-// and Write returns only once those Writes completed; the registration of
-// b stays, for the next Write of the same buffer, until a Write of another
-// buffer or Close (the Conn refers to b until then, but never reads it
-// outside Write).
+// and Write returns only once those Writes completed (the provider copies
+// them into the peer's ring from this side, or the peer's side pulls them
+// from b); the registration of b stays, for the next Write of the same
+// buffer, until a Write of another buffer or Close (the Conn refers to b
+// until then, but never reads it outside Write).
 func (c *Conn) Write(b []byte) (int, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -307,8 +308,9 @@ func (c *Conn) postWriteLocked(off int, src []byte, mr nd.MemoryRegion) bool {
 // zeroCopyMin is the least ring chunk that Write, over a provider whose
 // memory the peer maps (one with an allocator: provider/shm), RDMA-writes
 // straight from the caller's buffer instead of through the staging ring:
-// one copy on this side instead of two, for a registration of the buffer,
-// which is kept for the next Write of the same one.
+// two copies of each byte in all (the RDMA Write's, then Read's) instead
+// of three, for a registration of the buffer, which is kept for the next
+// Write of the same one.
 const zeroCopyMin = 64 << 10
 
 // sourceRegionLocked returns a registration of b's backing array from b on,
@@ -336,7 +338,6 @@ func (c *Conn) sourceRegionLocked(b []byte) nd.MemoryRegion {
 // buffer completed (or the connection was torn down and every request
 // with them), polling, then sleeping as a blocked Write does; no deadline
 // or Close cuts it short, since the provider may be reading the buffer.
-// Over provider/shm a Write completes as it is posted.
 func (c *Conn) waitSourceDone() {
 	w := waiter{window: &c.wspin}
 	for {
