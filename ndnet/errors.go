@@ -2,6 +2,7 @@ package ndnet
 
 import (
 	"errors"
+	"fmt"
 	"net"
 )
 
@@ -28,6 +29,11 @@ func (e *protocolError) Error() string { return ErrProtocol.Error() + ": " + e.d
 func (e *protocolError) Unwrap() []error {
 	return []error{ErrProtocol, e.detail}
 }
+
+// errSourceAbandoned ends a connection whose Write gave up (its deadline,
+// Close) on RDMA Writes from its caller's buffer that the peer has not
+// taken.
+var errSourceAbandoned = fmt.Errorf("%w: a Write gave up on bytes the peer had not taken from its buffer", ErrConnReset)
 
 // violation makes a protocolError from a description.
 func violation(s string) error { return &protocolError{errors.New(s)} }

@@ -140,18 +140,22 @@ func (c *Conn) popLocked() {
 // them into the peer's ring from this side, or the peer's side pulls them
 // from b); the registration of b stays, for the next Write of the same
 // buffer, until a Write of another buffer or Close (the Conn refers to b
-// until then, but never reads it outside Write).
-func (c *Conn) Write(b []byte) (int, error) {
+// until then, but never reads it outside Write). If the write deadline
+// passes, or Close's linger ends, while the peer has not taken those bytes
+// yet (a peer process that stopped running), the connection fails with an
+// error wrapping ErrConnReset, which Write returns.
+func (c *Conn) Write(b []byte) (n int, err error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	dl := c.writeDL.wait()
 	w := waiter{window: &c.wspin}
-	n := 0
 	staged := 0 // bytes of b[n:] copied into the staging ring, not yet posted
 	fromSource := false
 	defer func() {
-		if fromSource {
-			c.waitSourceDone() // b is the caller's again
+		if fromSource { // b is the caller's again once this returns
+			if werr := c.waitSourceDone(dl); werr != nil && err == nil {
+				err = werr
+			}
 		}
 	}()
 	for {
@@ -335,18 +339,30 @@ func (c *Conn) sourceRegionLocked(b []byte) nd.MemoryRegion {
 }
 
 // waitSourceDone returns once the RDMA Writes posted from the caller's
-// buffer completed (or the connection was torn down and every request
-// with them), polling, then sleeping as a blocked Write does; no deadline
-// or Close cuts it short, since the provider may be reading the buffer.
-func (c *Conn) waitSourceDone() {
+// buffer are over, polling, then sleeping as a blocked Write does. They
+// end when they complete, or when the connection fails and the flush
+// ends them. A write deadline that passes while they are still under way
+// (the peer's side has not taken them: over shm, a peer that stopped
+// running), or the teardown after Close's linger (destroy), fails the
+// connection: Write must not return while the provider may read the
+// buffer, and the stream cannot go on without those bytes. It returns the
+// connection's error if it failed.
+func (c *Conn) waitSourceDone(dl chan struct{}) error {
 	w := waiter{window: &c.wspin}
 	for {
 		c.mu.Lock()
 		c.pollLocked()
 		done := c.writesDone >= c.sourceEnd || c.txLen == 0
+		if !done && !c.dead && (isClosed(dl) || c.abandon) {
+			c.failLocked(errSourceAbandoned)
+		}
+		err := c.err
 		c.mu.Unlock()
 		if done {
-			return
+			if err != nil {
+				return c.opError("write", err)
+			}
+			return nil
 		}
 		w.wait(c, c.wwake, nil)
 	}

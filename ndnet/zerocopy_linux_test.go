@@ -1,0 +1,118 @@
+package ndnet_test
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/godirect/nd/ndnet"
+	"github.com/godirect/nd/provider/shm"
+)
+
+// stoppedPeer returns a connection over shm to a child process that wrote
+// 1000 bytes, was read, and then stopped running (SIGSTOP), with a frame
+// sent to it that it cannot acknowledge: an RDMA Write posted next waits
+// for the peer's side to pull it from the caller's buffer.
+func stoppedPeer(t *testing.T) *ndnet.Conn {
+	lc := ndnet.ListenConfig{Config: ndnet.Config{Linger: 100 * time.Millisecond}}
+	l, err := lc.Listen(shm.New(shm.DefaultConfig()), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChildProcess$")
+	cmd.Env = append(os.Environ(), childEnv+"=shm,"+l.Addr().String())
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		stdin.Close()
+		cmd.Wait()
+	})
+	nc, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := nc.(*ndnet.Conn)
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if _, err := io.ReadFull(c, make([]byte, 1000)); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write(make([]byte, 100)); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// within fails the test unless ch delivers within 20 seconds.
+func within[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s: no return in 20s", what)
+		panic("unreachable")
+	}
+}
+
+// TestLargeWriteToStoppedPeer: a Write whose RDMA Writes from the caller's
+// buffer wait for a peer process that stopped running returns an error
+// wrapping ErrConnReset once its deadline passes, or once Close tears the
+// connection down after its linger, instead of waiting for the peer; Close
+// returns too.
+func TestLargeWriteToStoppedPeer(t *testing.T) {
+	t.Run("deadline", func(t *testing.T) {
+		c := stoppedPeer(t)
+		const deadline = 200 * time.Millisecond
+		c.SetWriteDeadline(time.Now().Add(deadline))
+		start := time.Now()
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.Write(make([]byte, 256<<10))
+			done <- err
+		}()
+		err := within(t, done, "Write to a stopped peer")
+		if took := time.Since(start); !errors.Is(err, ndnet.ErrConnReset) || took < deadline {
+			t.Fatalf("Write to a stopped peer = %v after %v; want ErrConnReset after its deadline (%v)", err, took, deadline)
+		}
+		closed := make(chan error, 1)
+		go func() { closed <- c.Close() }()
+		within(t, closed, "Close")
+	})
+	t.Run("close", func(t *testing.T) {
+		c := stoppedPeer(t)
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.Write(make([]byte, 256<<10))
+			done <- err
+		}()
+		// Close once the Write waits for its RDMA Writes.
+		deadline := time.Now().Add(20 * time.Second)
+		for ndnet.SourceWritesDone(c) {
+			if time.Now().After(deadline) {
+				t.Fatal("the Write posted no RDMA Write from its buffer")
+			}
+			runtime.Gosched()
+		}
+		closed := make(chan error, 1)
+		go func() { closed <- c.Close() }()
+		if err := within(t, done, "Write to a stopped peer, then Close"); !errors.Is(err, ndnet.ErrConnReset) {
+			t.Fatalf("Write to a stopped peer, then Close = %v; want ErrConnReset", err)
+		}
+		within(t, closed, "Close")
+	})
+}
