@@ -76,14 +76,10 @@ func (c *Conn) destroy() {
 	c.teardown.Do(func() {
 		c.runCancel()
 		<-c.runDone
-		// A Write that waits for the peer to take bytes from its caller's
-		// buffer gives up now (waitSourceDone): the flush ends them.
-		c.mu.Lock()
-		c.abandon = true
-		if c.writesDone < c.sourceEnd && c.txLen > 0 && !c.dead {
-			c.failLocked(errSourceAbandoned)
-		}
-		c.mu.Unlock()
+		// A Write that sleeps until the peer takes bytes from its
+		// caller's buffer wakes, sees runDone closed and gives up
+		// (waitSourceDone).
+		wake(c.wwake)
 		c.rmu.Lock()
 		defer c.rmu.Unlock()
 		c.wmu.Lock()

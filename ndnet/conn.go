@@ -73,7 +73,6 @@ type Conn struct {
 	sourceEnd   uint64          // ringSent after the last RDMA Write from a caller's buffer
 	srcMR       nd.MemoryRegion // registration of srcBuf (sourceRegionLocked)
 	srcBuf      []byte          // the caller's buffer last written from, to its capacity
-	abandon     bool            // destroy began: RDMA Writes from a caller's buffer still under way fail the connection
 	bindRes     nd.Result
 
 	// Shutdown.

@@ -29,5 +29,5 @@ func StagedBytes(c *Conn) int {
 func SourceWritesDone(c *Conn) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.writesDone >= c.sourceEnd
+	return c.sourceDoneLocked()
 }

@@ -60,7 +60,7 @@ func (c *Conn) Read(b []byte) (int, error) {
 		if n > 0 || err != nil {
 			return n, err
 		}
-		if !w.wait(c, c.rwake, dl) {
+		if !w.wait(c, c.rwake, dl, c.closedCh) {
 			continue // the loop reports why
 		}
 	}
@@ -238,7 +238,7 @@ func (c *Conn) Write(b []byte) (n int, err error) {
 			w.done(c)
 			continue
 		}
-		w.wait(c, c.wwake, dl)
+		w.wait(c, c.wwake, dl, c.closedCh)
 	}
 }
 
@@ -343,7 +343,8 @@ func (c *Conn) sourceRegionLocked(b []byte) nd.MemoryRegion {
 // end when they complete, or when the connection fails and the flush
 // ends them. A write deadline that passes while they are still under way
 // (the peer's side has not taken them: over shm, a peer that stopped
-// running), or the teardown after Close's linger (destroy), fails the
+// running), or the teardown after Close's linger (destroy, which stops
+// the progress goroutine first and then wakes the Write), fails the
 // connection: Write must not return while the provider may read the
 // buffer, and the stream cannot go on without those bytes. It returns the
 // connection's error if it failed.
@@ -352,8 +353,8 @@ func (c *Conn) waitSourceDone(dl chan struct{}) error {
 	for {
 		c.mu.Lock()
 		c.pollLocked()
-		done := c.writesDone >= c.sourceEnd || c.txLen == 0
-		if !done && !c.dead && (isClosed(dl) || c.abandon) {
+		done := c.sourceDoneLocked()
+		if !done && !c.dead && (isClosed(dl) || isClosed(c.runDone)) {
 			c.failLocked(errSourceAbandoned)
 		}
 		err := c.err
@@ -364,6 +365,12 @@ func (c *Conn) waitSourceDone(dl chan struct{}) error {
 			}
 			return nil
 		}
-		w.wait(c, c.wwake, nil)
+		// Close does not end this wait (the bytes are still the
+		// provider's): destroy wakes it once runDone is closed.
+		w.wait(c, c.wwake, dl, nil)
 	}
 }
+
+// sourceDoneLocked reports whether every RDMA Write posted from a caller's
+// buffer has retired.
+func (c *Conn) sourceDoneLocked() bool { return c.writesDone >= c.sourceEnd || c.txLen == 0 }

@@ -79,9 +79,9 @@ func (w *waiter) done(c *Conn) {
 }
 
 // wait returns after one poll's pause while polling, or once the
-// completion queue fired or ch, dl or Close did; it reports whether it
-// slept.
-func (w *waiter) wait(c *Conn, ch chan struct{}, dl chan struct{}) bool {
+// completion queue fired or ch, dl or closed did (Read and Write pass
+// c.closedCh: Close ends their wait); it reports whether it slept.
+func (w *waiter) wait(c *Conn, ch, dl, closed chan struct{}) bool {
 	if c.cfg.Spin > 0 {
 		if w.polls == 0 {
 			w.start = time.Now()
@@ -93,7 +93,7 @@ func (w *waiter) wait(c *Conn, ch chan struct{}, dl chan struct{}) bool {
 		}
 	}
 	w.slept = true
-	c.sleep(ch, dl, c.closedCh)
+	c.sleep(ch, dl, closed)
 	return true
 }
 
