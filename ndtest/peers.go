@@ -393,15 +393,23 @@ func BenchmarkPeers(b *testing.B, p nd.Provider, counts []int) {
 // and goroutines, against before the pairs existed.
 func IdleCost(tb testing.TB, p nd.Provider, n int) (heapPerEndpoint, goroutinesPerEndpoint float64) {
 	tb.Helper()
+	return IdleCostOf(2*n, func() any { return NewPeers(tb, p, n, 64, false) })
+}
+
+// IdleCostOf reports what build adds to this process per endpoint of the
+// endpoints it creates: heap bytes (after a collection) and goroutines,
+// against before it ran. build returns what must stay alive until the
+// measurement.
+func IdleCostOf(endpoints int, build func() any) (heapPerEndpoint, goroutinesPerEndpoint float64) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	g0 := runtime.NumGoroutine()
-	ps := NewPeers(tb, p, n, 64, false)
+	kept := build()
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	g1 := runtime.NumGoroutine()
-	runtime.KeepAlive(ps)
-	eps := float64(2 * n)
+	runtime.KeepAlive(kept)
+	eps := float64(endpoints)
 	return float64(after.HeapAlloc-before.HeapAlloc) / eps, float64(g1-g0) / eps
 }

@@ -1,13 +1,13 @@
 package tcp_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/netip"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,6 +20,19 @@ import (
 // idleDialerEnv gives TestIdleDialer the listener's address and the
 // number of connections to make, as "address,n".
 const idleDialerEnv = "ND_TCP_IDLE_DIALER"
+
+// idleAdapter opens an adapter at addr for the idle-connection runs, with
+// a context long enough for 10,000 connections; done closes both.
+func idleAdapter(tb testing.TB, addr string) (a nd.Adapter, ctx context.Context, done func()) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	a, err := loopback().OpenAdapter(netip.MustParseAddr(addr))
+	if err != nil {
+		cancel()
+		tb.Fatal(err)
+	}
+	return a, ctx, func() { a.Close(); cancel() }
+}
 
 // TestIdleDialer is the child process of
 // BenchmarkIdleConnectionsTwoProcesses: it connects n endpoints (on one
@@ -36,13 +49,8 @@ func TestIdleDialer(t *testing.T) {
 		t.Fatal(err)
 	}
 	remote := netip.MustParseAddrPort(addr)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	a, err := loopback().OpenAdapter(netip.MustParseAddr("127.0.0.1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a, ctx, done := idleAdapter(t, "127.0.0.1")
+	defer done()
 	cq, err := a.CreateCompletionQueue(n + 16)
 	if err != nil {
 		t.Fatal(err)
@@ -73,19 +81,9 @@ func TestIdleDialer(t *testing.T) {
 			t.Fatalf("connection %d: Send: %v", i, err)
 		}
 	}
-	out := make([]*nd.Result, 64)
-	for done := 0; done < n; {
-		k := cq.GetResults(out)
-		for _, r := range out[:k] {
-			if r.Status != nd.Success {
-				t.Fatalf("Send: %v", r.Status)
-			}
-		}
-		done += k
-		if k == 0 {
-			if err := cq.Notify(ctx, nd.NotifyAny); err != nil {
-				t.Fatal(err)
-			}
+	for range n {
+		if r := ndtest.Wait(t, cq); r.Status != nd.Success {
+			t.Fatalf("Send: %v", r.Status)
 		}
 	}
 	io.Copy(io.Discard, os.Stdin)
@@ -110,13 +108,8 @@ func BenchmarkIdleConnectionsTwoProcesses(b *testing.B) {
 }
 
 func idleCostTwoProcesses(b *testing.B, n int) (heapPerEndpoint, goroutinesPerEndpoint float64) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	a, err := loopback().OpenAdapter(netip.MustParseAddr("127.0.0.2"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer a.Close()
+	a, ctx, done := idleAdapter(b, "127.0.0.2")
+	defer done()
 	l, err := a.Listen(0, ndtest.Protocol, 0)
 	if err != nil {
 		b.Fatal(err)
@@ -124,7 +117,8 @@ func idleCostTwoProcesses(b *testing.B, n int) (heapPerEndpoint, goroutinesPerEn
 	defer l.Close()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestIdleDialer$", "-test.bench=^$")
 	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%v,%d", idleDialerEnv, netip.AddrPortFrom(a.Address(), l.Port()), n))
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	var out bytes.Buffer // the child's report, shown if it fails
+	cmd.Stdout, cmd.Stderr = &out, &out
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -132,61 +126,49 @@ func idleCostTwoProcesses(b *testing.B, n int) (heapPerEndpoint, goroutinesPerEn
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	defer cmd.Wait()
-	defer stdin.Close()
-
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	g0 := runtime.NumGoroutine()
+	defer func() {
+		stdin.Close()
+		if err := cmd.Wait(); err != nil {
+			b.Errorf("the dialing child: %v\n%s", err, out.Bytes())
+		}
+	}()
 	type end struct {
 		ep   nd.Endpoint
 		cq   nd.CompletionQueue
 		recv nd.Result
 	}
-	ends := make([]end, n)
-	for i := range ends {
-		e := &ends[i]
-		c, err := a.CreateConnector()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := l.GetConnectionRequest(ctx, c); err != nil {
-			b.Fatalf("connection %d: GetConnectionRequest: %v", i, err)
-		}
-		if e.cq, err = a.CreateCompletionQueue(4 * ndtest.PeerLimits.InboundEntries); err != nil {
-			b.Fatal(err)
-		}
-		if e.ep, err = c.CreateEndpoint(e.cq, e.cq, ndtest.PeerLimits); err != nil {
-			b.Fatalf("connection %d: CreateEndpoint: %v", i, err)
-		}
-		buf := make([]byte, 64)
-		mr, err := a.RegisterMemory(ctx, buf)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := e.ep.Receive(&e.recv, []nd.SGE{{Buffer: buf, Region: mr}}); err != nil {
-			b.Fatal(err)
-		}
-		if err := c.Accept(ctx, e.ep, nil); err != nil {
-			b.Fatalf("connection %d: Accept: %v", i, err)
-		}
-	}
-	out := make([]*nd.Result, 1)
-	for i := range ends {
-		e := &ends[i]
-		for e.cq.GetResults(out) == 0 {
-			if err := e.cq.Notify(ctx, nd.NotifyAny); err != nil {
-				b.Fatalf("connection %d: Notify: %v", i, err)
+	return ndtest.IdleCostOf(n, func() any {
+		ends := make([]end, n)
+		for i := range ends {
+			e := &ends[i]
+			c, err := a.CreateConnector()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := l.GetConnectionRequest(ctx, c); err != nil {
+				b.Fatalf("connection %d: GetConnectionRequest: %v", i, err)
+			}
+			if e.cq, err = a.CreateCompletionQueue(4 * ndtest.PeerLimits.InboundEntries); err != nil {
+				b.Fatal(err)
+			}
+			if e.ep, err = c.CreateEndpoint(e.cq, e.cq, ndtest.PeerLimits); err != nil {
+				b.Fatalf("connection %d: CreateEndpoint: %v", i, err)
+			}
+			buf := make([]byte, 64)
+			mr, err := a.RegisterMemory(ctx, buf)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := e.ep.Receive(&e.recv, []nd.SGE{{Buffer: buf, Region: mr}}); err != nil {
+				b.Fatal(err)
+			}
+			if err := c.Accept(ctx, e.ep, nil); err != nil {
+				b.Fatalf("connection %d: Accept: %v", i, err)
 			}
 		}
-		if out[0] != &e.recv || e.recv.Status != nd.Success || e.recv.BytesTransferred != 64 {
-			b.Fatalf("connection %d: %+v, want its Receive of 64 bytes", i, out[0])
+		for i := range ends {
+			ndtest.Expect(b, ends[i].cq, &ends[i].recv, nd.Success, 64)
 		}
-	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	g1 := runtime.NumGoroutine()
-	runtime.KeepAlive(ends)
-	return float64(after.HeapAlloc-before.HeapAlloc) / float64(n), float64(g1-g0) / float64(n)
+		return ends
+	})
 }
