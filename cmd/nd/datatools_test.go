@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/godirect/nd"
-
 	"github.com/godirect/nd/cmd/nd/internal/session"
+	"github.com/godirect/nd/ndtest"
 )
 
 // TestDataToolsLocal runs every data test in one process, over the loop
@@ -164,7 +164,7 @@ func TestPingpongProcesses(t *testing.T) {
 	// processes polling without pause starve on a small machine (round
 	// trips of tens of milliseconds): there both sides block (-b).
 	var block []string
-	if underWine() {
+	if ndtest.UnderWine() {
 		block = []string{"-b"}
 	}
 	server := exec.CommandContext(ctx, bin, append([]string{"pingpong", "-provider", "tcp", "-s", "-p", "0", "-timeout", "50s"}, block...)...)

@@ -26,9 +26,6 @@ func mapPrivate(t *testing.T, size int) ([]byte, func() error) {
 // selfPeer is this process as a peer.
 func selfPeer(t *testing.T) peerProc { return os.Getpid() }
 
-// underWine is for the Windows tests.
-func underWine() bool { return false }
-
 // hostileEnd bounds how long TestHostilePeer scribbles before the
 // connection must have ended.
 const hostileEnd = 10 * time.Second

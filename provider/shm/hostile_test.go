@@ -634,7 +634,7 @@ func rendezvousSenderUnmapped(t *testing.T, shared bool) {
 	if selfProbe() != nil {
 		t.Skip("process_vm_readv is not allowed here:", selfProbe())
 	}
-	if !shared && underWine() {
+	if !shared && ndtest.UnderWine() {
 		// Measured with Wine 8: ReadProcessMemory of its own process
 		// copies from memory VirtualFree released, without an error.
 		t.Skip("Wine's ReadProcessMemory reads released memory of its own process")

@@ -74,12 +74,6 @@ func selfPeer(t *testing.T) peerProc {
 	return p
 }
 
-// underWine reports whether the tests run under Wine, whose ntdll exports
-// wine_get_version.
-func underWine() bool {
-	return windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil
-}
-
 // hostileEnd bounds how long TestHostilePeer scribbles before the
 // connection must have ended: longer than Linux's, since under Wine each
 // round's doorbells and timers go through the wineserver and the rounds
