@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/godirect/nd/ndnet"
+	"github.com/godirect/nd/ndtest"
 )
 
 // childEnv names the provider and address a child process dials.
@@ -77,7 +78,19 @@ func TestPeerDies(t *testing.T) {
 				t.Fatal(err)
 			}
 			cmd.Process.Kill()
+			cmd.Wait() // the child has ended: its sockets are closed
+			if ndtest.UnderWine() {
+				// Measured with Wine 8 under load, about one run in 30:
+				// the wineserver keeps the killed child's socket open (ss
+				// shows it held by wineserver64 after the process ended),
+				// so nothing reaches this side. Windows closes a dead
+				// process's sockets.
+				c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			}
 			n, err := c.Read(make([]byte, 10))
+			if ndtest.UnderWine() && n == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Skip("Wine kept the killed child's socket open: no end reached this side")
+			}
 			if n != 0 || !errors.Is(err, ndnet.ErrConnReset) {
 				t.Fatalf("Read after the peer died = %d, %v; want 0, ErrConnReset", n, err)
 			}
