@@ -2,6 +2,7 @@ package ndnet_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"runtime"
 	"testing"
@@ -31,13 +32,25 @@ var providers = []streamProvider{
 	{"shm", func() nd.Provider { return shm.New(shm.DefaultConfig()) }, "127.0.0.1:0"},
 }
 
-// pipe returns a connected pair over p: c1 dialed, c2 accepted.
+// pipe returns a connected pair over p: c1 dialed, c2 accepted; a failure
+// fails t.
 func pipe(t testing.TB, p nd.Provider, addr string, cfg ndnet.Config) (c1, c2 *ndnet.Conn, stop func()) {
 	t.Helper()
+	c1, c2, stop, err := connectPipe(p, addr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c1, c2, stop
+}
+
+// connectPipe is pipe returning its failure, for callers that report it on
+// another test than the one at hand (nettest.MakePipe runs in each of
+// nettest's subtests).
+func connectPipe(p nd.Provider, addr string, cfg ndnet.Config) (c1, c2 *ndnet.Conn, stop func(), err error) {
 	lc := ndnet.ListenConfig{Config: cfg}
 	l, err := lc.Listen(p, addr)
 	if err != nil {
-		t.Fatalf("Listen: %v", err)
+		return nil, nil, nil, fmt.Errorf("Listen: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -54,20 +67,23 @@ func pipe(t testing.TB, p nd.Provider, addr string, cfg ndnet.Config) (c1, c2 *n
 	c1, err = d.Dial(ctx, p, l.Addr().String())
 	if err != nil {
 		l.Close()
-		t.Fatalf("Dial: %v", err)
+		if a := <-ch; a.c != nil {
+			a.c.Close()
+		}
+		return nil, nil, nil, fmt.Errorf("Dial: %w", err)
 	}
 	a := <-ch
 	if a.err != nil {
 		c1.Close()
 		l.Close()
-		t.Fatalf("Accept: %v", a.err)
+		return nil, nil, nil, fmt.Errorf("Accept: %w", a.err)
 	}
 	c2 = a.c.(*ndnet.Conn)
 	return c1, c2, func() {
 		c1.Close()
 		c2.Close()
 		l.Close()
-	}
+	}, nil
 }
 
 // TestNettest runs x/net's net.Conn suite with the default spin, and with
@@ -83,8 +99,9 @@ func TestNettest(t *testing.T) {
 			t.Run(pr.name+"/"+spin.name, func(t *testing.T) {
 				p := pr.p()
 				nettest.TestConn(t, func() (c1, c2 net.Conn, stop func(), err error) {
-					a, b, stop := pipe(t, p, pr.addr, ndnet.Config{Spin: spin.d})
-					return a, b, stop, nil
+					// A failure is returned: nettest fails the subtest
+					// that asked for the pipe (t here is its parent).
+					return connectPipe(p, pr.addr, ndnet.Config{Spin: spin.d})
 				})
 			})
 		}
