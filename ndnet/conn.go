@@ -58,6 +58,16 @@ type Conn struct {
 	helloRecv   bool
 	peerWindow  nd.MWDescriptor
 
+	// The passive side sends its hello only once the active side's
+	// arrived (iWARP: the active side sends first; siw as initiator drops
+	// a connection whose responder's first frame is in the socket behind
+	// the MPA reply). Accept waits for peerHello, closed (under mu) on
+	// that hello or on the connection's failure.
+	passive   bool
+	hello     [nd.MWDescriptorSize]byte // the hello's payload: the ring window's descriptor
+	helloLen  int
+	peerHello chan struct{}
+
 	// Send side.
 	tx          []txSlot
 	txIndex     map[*nd.Result]int
@@ -197,6 +207,7 @@ func newConn(a *sharedAdapter, connector nd.Connector, cfg Config) (*Conn, error
 		closedCh:  make(chan struct{}),
 		runDone:   make(chan struct{}),
 		appLeft:   make(chan struct{}, 1),
+		peerHello: make(chan struct{}),
 	}
 	c.readDL, c.writeDL = newDeadline(c.rwake), newDeadline(c.wwake)
 	c.rspin = spinWindow(cfg.Spin / spinFloor)
@@ -325,30 +336,60 @@ func (c *Conn) start() error {
 	name := c.adapter.providerName
 	c.local = Addr{Provider: name, AddrPort: la}
 	c.remote = Addr{Provider: name, AddrPort: ra}
-	var desc [nd.MWDescriptorSize]byte
-	var payload []byte
 	if c.ringSize > 0 {
 		d, err := c.ep.Bind(&c.bindRes, c.ringMR, c.window, c.ring, nd.FlagAllowWrite|nd.FlagSilentSuccess)
 		if err != nil {
 			return fmt.Errorf("ndnet: Bind: %w", err)
 		}
-		d.Put(desc[:])
-		payload = desc[:]
+		d.Put(c.hello[:])
+		c.helloLen = len(c.hello)
 	}
-	c.mu.Lock()
-	ok := c.sendFrameLocked(frameHello, 0, payload, 0)
-	err = c.err
-	c.mu.Unlock()
-	if !ok {
-		if err == nil {
-			err = errors.New("ndnet: no room for the hello frame")
+	if !c.passive {
+		c.mu.Lock()
+		err := c.sendHelloLocked()
+		c.mu.Unlock()
+		if err != nil {
+			return err
 		}
-		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.runCancel = cancel
 	go c.run(ctx)
 	return nil
+}
+
+// sendHelloLocked sends this side's hello: the active side's first frame
+// at start, the passive side's answer to it. c.mu held.
+func (c *Conn) sendHelloLocked() error {
+	if c.sendFrameLocked(frameHello, 0, c.hello[:c.helloLen], 0) {
+		return nil
+	}
+	if c.err != nil {
+		return c.err
+	}
+	return errors.New("ndnet: no room for the hello frame")
+}
+
+// peerHelloLocked ends the passive side's wait for the active side's
+// hello (it arrived, or the connection failed). c.mu held.
+func (c *Conn) peerHelloLocked() {
+	if !isClosed(c.peerHello) {
+		close(c.peerHello)
+	}
+}
+
+// awaitPeerHello is the passive side's wait, after start, for the active
+// side's hello (to which the progress goroutine answers with this side's):
+// it returns the connection's failure, or ctx's.
+func (c *Conn) awaitPeerHello(ctx context.Context) error {
+	select {
+	case <-c.peerHello:
+	case <-ctx.Done():
+		return fmt.Errorf("ndnet: waiting for the peer's hello: %w", ctx.Err())
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
 }
 
 // release frees what newConn and negotiate made, for a Conn never started.

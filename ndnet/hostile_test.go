@@ -16,21 +16,24 @@ import (
 // rawPeer is a hand-driven ND endpoint that speaks ndnet's set-up to a
 // Listener and then sends whatever frames a test forges.
 type rawPeer struct {
-	t      *testing.T
-	ctx    context.Context
-	cq     nd.CompletionQueue
-	ep     nd.Endpoint
-	mr     nd.MemoryRegion
-	buf    []byte
-	recv   [4]nd.Result
-	window nd.MWDescriptor // the listener side's ring
-	next   int             // offset in buf of the next forged frame
-	conn   *Conn           // the accepted side
+	t         *testing.T
+	ctx       context.Context
+	l         *Listener
+	connector nd.Connector
+	cq        nd.CompletionQueue
+	ep        nd.Endpoint
+	mr        nd.MemoryRegion
+	buf       []byte
+	recv      [4]nd.Result
+	window    nd.MWDescriptor // the listener side's ring
+	next      int             // offset in buf of the next forged frame
+	conn      *Conn           // the accepted side
 }
 
-// newRawPeer listens with cfg on a loop provider, connects a raw endpoint
-// to it, exchanges hellos and returns both.
-func newRawPeer(t *testing.T, cfg Config) *rawPeer {
+// dialRaw listens with cfg on a loop provider and connects a raw endpoint
+// to it: the connection is up, the raw side has sent nothing yet, and the
+// listener's side waits for its hello before Accept returns it.
+func dialRaw(t *testing.T, cfg Config) *rawPeer {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
 	p := loop.New()
@@ -45,10 +48,10 @@ func newRawPeer(t *testing.T, cfg Config) *rawPeer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	r := &rawPeer{t: t, ctx: ctx}
+	r := &rawPeer{t: t, ctx: ctx, l: l}
 	r.cq, _ = a.CreateCompletionQueue(64)
-	connector, _ := a.CreateConnector()
-	r.ep, err = connector.CreateEndpoint(r.cq, r.cq, nd.EndpointLimits{InboundEntries: 4, OutboundEntries: 16, InboundSGE: 1, OutboundSGE: 1})
+	r.connector, _ = a.CreateConnector()
+	r.ep, err = r.connector.CreateEndpoint(r.cq, r.cq, nd.EndpointLimits{InboundEntries: 4, OutboundEntries: 16, InboundSGE: 1, OutboundSGE: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,24 +64,39 @@ func newRawPeer(t *testing.T, cfg Config) *rawPeer {
 	}
 	priv := make([]byte, SetupSize)
 	putSetup(priv, setup{Version: Version, Depth: 2, FrameSize: 4096, RingSize: 4096})
-	if err := connector.Connect(ctx, r.ep, l.Addr().(Addr).AddrPort, Protocol, 0, priv); err != nil {
+	if err := r.connector.Connect(ctx, r.ep, l.Addr().(Addr).AddrPort, Protocol, 0, priv); err != nil {
 		t.Fatal(err)
 	}
-	if err := connector.CompleteConnect(ctx); err != nil {
+	if err := r.connector.CompleteConnect(ctx); err != nil {
 		t.Fatal(err)
 	}
-	c, err := l.Accept()
+	return r
+}
+
+// newRawPeer is dialRaw, then the hellos: the raw side's (a 4 KiB ring's
+// window, which it never exposes), Accept, and the accepted side's answer.
+func newRawPeer(t *testing.T, cfg Config) *rawPeer {
+	r := dialRaw(t, cfg)
+	res := r.post(header{Type: frameHello}, ringDesc())
+	c, err := r.l.Accept()
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.conn = c.(*Conn)
 	t.Cleanup(func() { r.conn.Close() })
-	// The accepted side's hello: its ring's window.
-	res := r.wait()
-	if res != &r.recv[0] || res.Status != nd.Success {
-		t.Fatalf("hello: %+v", res)
+	// The Send's completion and the accepted side's hello, in either order.
+	var got *nd.Result
+	for sent := false; !sent || got == nil; {
+		switch d := r.wait(); {
+		case d == res:
+			sent = true
+		case d == &r.recv[0] && d.Status == nd.Success:
+			got = d
+		default:
+			t.Fatalf("completion %+v while exchanging hellos", d)
+		}
 	}
-	h, payload, err := parseFrame(r.buf[:res.BytesTransferred])
+	h, payload, err := parseFrame(r.buf[:got.BytesTransferred])
 	if err != nil || h.Type != frameHello {
 		t.Fatalf("first frame %+v, %v; want hello", h, err)
 	}
@@ -98,8 +116,15 @@ func (r *rawPeer) wait() *nd.Result {
 }
 
 // send sends a frame of the given header and payload, each from its own
-// part of the buffer.
+// part of the buffer, and waits for its completion.
 func (r *rawPeer) send(h header, payload []byte) {
+	res := r.post(h, payload)
+	for r.wait() != res {
+	}
+}
+
+// post posts send's frame and returns its request.
+func (r *rawPeer) post(h header, payload []byte) *nd.Result {
 	b := r.buf[32768+r.next : 32768+r.next+1024]
 	r.next += 1024
 	if h.Type == frameHello {
@@ -111,8 +136,7 @@ func (r *rawPeer) send(h header, payload []byte) {
 	if err := r.ep.Send(res, []nd.SGE{{Buffer: b[:n], Region: r.mr}}, 0); err != nil {
 		r.t.Fatalf("Send: %v", err)
 	}
-	for r.wait() != res {
-	}
+	return res
 }
 
 // readErr waits until the accepted side has failed, then reads from it
@@ -152,54 +176,38 @@ func TestHostilePeer(t *testing.T) {
 		want  error
 	}{
 		{"forged credit", func(r *rawPeer) {
-			r.send(hello, ringDesc())
 			r.send(header{Type: frameCredit, SlotAck: 5}, nil) // it sent us one frame
 		}, ErrProtocol},
 		{"forged ring acknowledgment", func(r *rawPeer) {
-			r.send(hello, ringDesc())
 			r.send(header{Type: frameCredit, RingAck: 1}, nil)
 		}, ErrProtocol},
 		{"data beyond the credit", func(r *rawPeer) {
 			// A depth of 2 allows two data-class frames (the hello is
 			// one) and one more per slot the Conn frees and credits:
-			// with nothing read yet, only the hello's slot is freed, and
-			// its credit may or may not have gone out before the frames
-			// below arrive. So the third data frame exceeds every credit
-			// the Conn can have given, whatever that timing.
-			r.send(hello, ringDesc())
+			// with nothing read yet, only the hello's slot is freed (the
+			// Conn's hello carried that credit). So the third data frame
+			// exceeds every credit the Conn can have given.
 			r.send(header{Type: frameData, Length: 1}, []byte{1})
 			r.send(header{Type: frameData, Length: 1}, []byte{2})
 			r.send(header{Type: frameData, Length: 1}, []byte{3})
 		}, ErrProtocol},
 		{"frame larger than a slot", func(r *rawPeer) {
-			r.send(hello, ringDesc())
 			big := make([]byte, 200)
 			r.send(header{Type: frameData, Length: uint32(len(big))}, big)
 		}, ErrConnReset},
 		{"ring frame beyond the ring", func(r *rawPeer) {
-			r.send(hello, ringDesc())
 			r.send(header{Type: frameRing, Length: 4097}, nil)
 		}, ErrProtocol},
-		{"data before hello", func(r *rawPeer) {
-			r.send(header{Type: frameData, Length: 1}, []byte{1})
+		{"second hello", func(r *rawPeer) {
+			r.send(hello, ringDesc())
 		}, ErrProtocol},
 		{"unknown frame", func(r *rawPeer) {
-			r.send(hello, ringDesc())
 			r.send(header{Type: 99}, nil)
 		}, ErrProtocol},
-		{"hello without the ring", func(r *rawPeer) {
-			r.send(hello, nil)
-		}, ErrProtocol},
-		{"ring of the wrong size", func(r *rawPeer) {
-			b, _ := nd.MWDescriptor{Length: 8192}.MarshalBinary()
-			r.send(hello, b)
-		}, ErrProtocol},
 		{"finack before fin", func(r *rawPeer) {
-			r.send(hello, ringDesc())
 			r.send(header{Type: frameFinAck}, nil)
 		}, ErrProtocol},
 		{"data after fin", func(r *rawPeer) {
-			r.send(hello, ringDesc())
 			r.send(header{Type: frameFin}, nil)
 			r.send(header{Type: frameData, Length: 1}, []byte{1})
 		}, ErrProtocol},
@@ -215,6 +223,56 @@ func TestHostilePeer(t *testing.T) {
 	}
 }
 
+// TestHostileFirstFrame: the accepting side sends nothing before the
+// dialing side's hello (iWARP: the active side sends first; siw as
+// initiator drops a connection whose responder's first frame it finds
+// behind the MPA reply), and a first frame that is not a valid hello, or
+// none within HandshakeTimeout, ends the connection before Accept returns
+// it: the dialing side is disconnected without having received a frame.
+func TestHostileFirstFrame(t *testing.T) {
+	hello := header{Type: frameHello}
+	cases := []struct {
+		name    string
+		timeout time.Duration // HandshakeTimeout
+		first   func(r *rawPeer)
+	}{
+		{"data before hello", 0, func(r *rawPeer) {
+			r.send(header{Type: frameData, Length: 1}, []byte{1})
+		}},
+		{"hello without the ring", 0, func(r *rawPeer) {
+			r.send(hello, nil)
+		}},
+		{"ring of the wrong size", 0, func(r *rawPeer) {
+			b, _ := nd.MWDescriptor{Length: 8192}.MarshalBinary()
+			r.send(hello, b)
+		}},
+		{"nothing", 200 * time.Millisecond, func(r *rawPeer) {}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			// The bad frames are refused at once: the default
+			// HandshakeTimeout (10 s) outlasts the wait below.
+			r := dialRaw(t, Config{QueueDepth: 2, InlineThreshold: 64, BufferSize: 4096, HandshakeTimeout: c.timeout})
+			c.first(r)
+			ctx, cancel := context.WithTimeout(r.ctx, 5*time.Second)
+			defer cancel()
+			if err := r.connector.NotifyDisconnect(ctx); err != nil {
+				t.Fatalf("NotifyDisconnect: %v; want the accepting side to drop the connection", err)
+			}
+			var done [8]*nd.Result
+			for n := r.cq.GetResults(done[:]); n > 0; n = r.cq.GetResults(done[:]) {
+				for _, d := range done[:n] {
+					for i := range r.recv {
+						if d == &r.recv[i] && d.Status == nd.Success {
+							t.Fatalf("the accepting side sent a frame (%d bytes)", d.BytesTransferred)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
 // TestHostileWriteOutsideRing: the window a Conn exposes covers its ring
 // alone: an RDMA Write past its end fails at the peer and ends the
 // connection; one inside it and announced is read as stream bytes.
@@ -223,7 +281,6 @@ func TestHostileWriteOutsideRing(t *testing.T) {
 	if r.window.Length != 4096 {
 		t.Fatalf("window of %d bytes, want 4096", r.window.Length)
 	}
-	r.send(header{Type: frameHello}, ringDesc())
 	src := r.buf[40000:40010]
 	copy(src, "0123456789")
 	var w nd.Result
@@ -289,7 +346,6 @@ func TestIdleBlockedReadCostsNoWakeups(t *testing.T) {
 // polls once for more when they do not fill its buffer.
 func TestReadTakesQueuedBytesBeforePolling(t *testing.T) {
 	r := newRawPeer(t, Config{QueueDepth: 4, InlineThreshold: 64, BufferSize: 4096, Linger: time.Millisecond})
-	r.send(header{Type: frameHello}, ringDesc())
 	for _, p := range []string{"ab", "c", "d"} {
 		r.send(header{Type: frameData, Length: uint32(len(p))}, []byte(p))
 	}

@@ -154,6 +154,7 @@ func (l *Listener) handshake(connector nd.Connector) {
 		connector.Reject(nil) // newConn closed the connector: Reject is moot
 		return
 	}
+	c.passive = true
 	if err := c.negotiate(peer); err != nil {
 		connector.Reject(nil)
 		c.release()
@@ -165,6 +166,10 @@ func (l *Listener) handshake(connector nd.Connector) {
 	}
 	if err := c.start(); err != nil {
 		c.release()
+		return
+	}
+	if err := c.awaitPeerHello(ctx); err != nil {
+		c.destroy()
 		return
 	}
 	select {

@@ -110,6 +110,7 @@ func (c *Conn) failLocked(err error) {
 	if c.err == nil {
 		c.err = err
 	}
+	c.peerHelloLocked()
 	if !c.dead {
 		c.dead = true
 		c.ep.Flush()
@@ -229,6 +230,13 @@ func (c *Conn) frameLocked(i int, b []byte) {
 		}
 		c.slotsFreed++
 		c.repostLocked(i)
+		if c.passive {
+			if err := c.sendHelloLocked(); err != nil {
+				c.failLocked(err)
+				return
+			}
+			c.peerHelloLocked()
+		}
 	case frameData:
 		if !c.pushLocked(rxEntry{slot: i, off: HeaderSize, end: HeaderSize + len(payload)}) {
 			return

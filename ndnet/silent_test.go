@@ -15,7 +15,6 @@ func TestDataFramesCompleteSilently(t *testing.T) {
 	// A depth of 8: the connection's own credit frames, due once it
 	// reposted half of it, stay out of the way.
 	r := newRawPeer(t, Config{QueueDepth: 8, InlineThreshold: 64, BufferSize: 4096, Linger: time.Millisecond})
-	r.send(header{Type: frameHello}, ringDesc())
 	c := r.conn
 	c.SetWriteDeadline(time.Now().Add(5 * time.Second))
 	run := len(c.tx) / 4 // silent frames before a signaled one
