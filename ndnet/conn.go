@@ -64,8 +64,7 @@ type Conn struct {
 	// the MPA reply). Accept waits for peerHello, closed (under mu) on
 	// that hello or on the connection's failure.
 	passive   bool
-	hello     [nd.MWDescriptorSize]byte // the hello's payload: the ring window's descriptor
-	helloLen  int
+	hello     [nd.MWDescriptorSize]byte // the ring window's descriptor, the hello's payload with a ring
 	peerHello chan struct{}
 
 	// Send side.
@@ -342,7 +341,6 @@ func (c *Conn) start() error {
 			return fmt.Errorf("ndnet: Bind: %w", err)
 		}
 		d.Put(c.hello[:])
-		c.helloLen = len(c.hello)
 	}
 	if !c.passive {
 		c.mu.Lock()
@@ -361,7 +359,11 @@ func (c *Conn) start() error {
 // sendHelloLocked sends this side's hello: the active side's first frame
 // at start, the passive side's answer to it. c.mu held.
 func (c *Conn) sendHelloLocked() error {
-	if c.sendFrameLocked(frameHello, 0, c.hello[:c.helloLen], 0) {
+	payload := c.hello[:0]
+	if c.ringSize > 0 {
+		payload = c.hello[:]
+	}
+	if c.sendFrameLocked(frameHello, 0, payload, 0) {
 		return nil
 	}
 	if c.err != nil {

@@ -188,7 +188,8 @@ func (c *Conn) Write(b []byte) (n int, err error) {
 		switch {
 		case staged > 0:
 			if c.dataCredit() && c.txRoom() >= 3 {
-				if c.postRingLocked(staged) {
+				off, first := c.ringSplitLocked(staged)
+				if c.postRingLocked(c.stage[off:off+first], c.stage[:staged-first], c.ringMR) {
 					n += staged
 					staged = 0
 					progressed = true
@@ -203,18 +204,22 @@ func (c *Conn) Write(b []byte) (n int, err error) {
 					break
 				}
 				if mr := c.sourceRegionLocked(b); mr != nil {
-					if k := min(rem, space, c.chunkMax); c.postRingFromLocked(b[n:n+k], mr) {
+					k := min(rem, space, c.chunkMax)
+					_, first := c.ringSplitLocked(k)
+					// Write waits for these RDMA Writes before it
+					// returns, even if only some of them get posted.
+					fromSource = true
+					c.sourceEnd = c.ringSent + uint64(k)
+					if c.postRingLocked(b[n:n+first], b[n+first:n+k], mr) {
 						n += k
 						progressed = true
-						fromSource = true
 					}
 					break
 				} // not registered: through the staging ring
 			}
 			if space > 0 && c.dataCredit() {
 				k := min(rem, space, c.chunkMax)
-				off := int(c.ringSent % uint64(c.ringSize))
-				first := min(k, c.ringSize-off)
+				off, first := c.ringSplitLocked(k)
 				c.mu.Unlock()
 				copy(c.stage[off:off+first], b[n:n+first])
 				copy(c.stage[:k-first], b[n+first:n+k])
@@ -262,35 +267,28 @@ func (c *Conn) ringSpaceLocked() int {
 	return c.ringSize - int(c.ringSent-base)
 }
 
-// postRingLocked posts the RDMA Writes of staged bytes at ringSent (two if
-// they wrap) and the frame announcing them.
-func (c *Conn) postRingLocked(staged int) bool {
-	off := int(c.ringSent % uint64(c.ringSize))
-	first := min(staged, c.ringSize-off)
-	if !c.postWriteLocked(off, c.stage[off:off+first], c.ringMR) {
-		return false
-	}
-	if first < staged && !c.postWriteLocked(0, c.stage[:staged-first], c.ringMR) {
-		return false
-	}
-	c.ringSent += uint64(staged)
-	return c.sendFrameLocked(frameRing, 0, nil, staged)
+// ringSplitLocked returns where the next k bytes go in the peer's ring:
+// from offset off (ringSent's), first of them up to the ring's end and the
+// rest from its start.
+func (c *Conn) ringSplitLocked(k int) (off, first int) {
+	off = int(c.ringSent % uint64(c.ringSize))
+	return off, min(k, c.ringSize-off)
 }
 
-// postRingFromLocked posts the RDMA Writes of src, in region mr, at
-// ringSent (two if they wrap) and the frame announcing them.
-func (c *Conn) postRingFromLocked(src []byte, mr nd.MemoryRegion) bool {
-	k := len(src)
-	off := int(c.ringSent % uint64(c.ringSize))
-	first := min(k, c.ringSize-off)
-	if !c.postWriteLocked(off, src[:first], mr) {
+// postRingLocked posts the RDMA Writes of the next ring bytes, head at
+// ringSent's offset and tail (if they wrap) at the ring's start, from
+// region mr (the staging ring's, or the caller's buffer's), and the frame
+// announcing them.
+func (c *Conn) postRingLocked(head, tail []byte, mr nd.MemoryRegion) bool {
+	off, _ := c.ringSplitLocked(len(head))
+	if !c.postWriteLocked(off, head, mr) {
 		return false
 	}
-	if first < k && !c.postWriteLocked(0, src[first:], mr) {
+	if len(tail) > 0 && !c.postWriteLocked(0, tail, mr) {
 		return false
 	}
+	k := len(head) + len(tail)
 	c.ringSent += uint64(k)
-	c.sourceEnd = c.ringSent
 	return c.sendFrameLocked(frameRing, 0, nil, k)
 }
 
