@@ -42,6 +42,39 @@ func TestChildProcess(t *testing.T) {
 	}
 }
 
+// childPeer starts this test binary as a child process (TestChildProcess)
+// that dials l over the provider called name, accepts its connection and
+// reads the 1000 bytes the child writes. The child waits on standard input
+// until killed; cleanup kills it and waits for it.
+func childPeer(t *testing.T, name string, l *ndnet.Listener) (*ndnet.Conn, *exec.Cmd) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChildProcess$")
+	cmd.Env = append(os.Environ(), childEnv+"="+name+","+l.Addr().String())
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		stdin.Close()
+		cmd.Wait()
+	})
+	nc, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := nc.(*ndnet.Conn)
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if _, err := io.ReadFull(c, make([]byte, 1000)); err != nil {
+		c.Close()
+		t.Fatal(err)
+	}
+	return c, cmd
+}
+
 // TestPeerDies: a peer process killed mid-stream gives Read an error,
 // ErrConnReset, not io.EOF and not a hang.
 func TestPeerDies(t *testing.T) {
@@ -55,28 +88,8 @@ func TestPeerDies(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer l.Close()
-			cmd := exec.Command(os.Args[0], "-test.run=^TestChildProcess$")
-			cmd.Env = append(os.Environ(), childEnv+"="+pr.name+","+l.Addr().String())
-			stdin, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer stdin.Close()
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer cmd.Wait()
-			c, err := l.Accept()
-			if err != nil {
-				cmd.Process.Kill()
-				t.Fatal(err)
-			}
+			c, cmd := childPeer(t, pr.name, l)
 			defer c.Close()
-			c.SetReadDeadline(time.Now().Add(20 * time.Second))
-			if _, err := io.ReadFull(c, make([]byte, 1000)); err != nil {
-				cmd.Process.Kill()
-				t.Fatal(err)
-			}
 			cmd.Process.Kill()
 			cmd.Wait() // the child has ended: its sockets are closed
 			if ndtest.UnderWine() {

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
-	"os/exec"
 	"runtime"
 	"syscall"
 	"testing"
@@ -28,29 +26,7 @@ func stoppedPeer(t *testing.T) *ndnet.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	cmd := exec.Command(os.Args[0], "-test.run=^TestChildProcess$")
-	cmd.Env = append(os.Environ(), childEnv+"=shm,"+l.Addr().String())
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		stdin.Close()
-		cmd.Wait()
-	})
-	nc, err := l.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := nc.(*ndnet.Conn)
-	c.SetReadDeadline(time.Now().Add(20 * time.Second))
-	if _, err := io.ReadFull(c, make([]byte, 1000)); err != nil {
-		t.Fatal(err)
-	}
+	c, cmd := childPeer(t, "shm", l)
 	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
