@@ -149,13 +149,13 @@ func (c *Connector) Connect(ctx context.Context, ep nd.Endpoint, remote netip.Ad
 	}
 	t := &attempt{c: c}
 	c.cur, c.state, c.rejected, c.havePeer, c.link = t, ndrules.Connecting, false, false, nil
-	c.mu.Unlock()
-
 	d := &DialRequest{
 		Local: c.a.addr, LocalPort: localPort, Remote: remote, Protocol: protocol,
 		IRD: e.limits.InboundReadLimit, ORD: e.limits.OutboundReadLimit,
 		PrivateData: privateData,
 	}
+	c.mu.Unlock()
+
 	link, err := c.a.transport.Dial(ctx, d, t)
 	c.mu.Lock()
 	if err != nil {

@@ -106,7 +106,7 @@ func (s *SRQ) Receive(res *nd.Result, sgl []nd.SGE) error {
 		s.mu.Unlock()
 		return st
 	}
-	if s.outstanding.inUse() >= len(s.wrs) || len(s.free) == 0 {
+	if s.outstanding.inUse() >= s.limits.Entries || len(s.free) == 0 {
 		s.mu.Unlock()
 		return nd.ErrNoMoreEntries
 	}
