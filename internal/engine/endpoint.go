@@ -40,6 +40,7 @@ type Endpoint struct {
 	// taken .. takenTail lists those its inbound Sends took, in order.
 	srq              *SRQ
 	taken, takenTail *WorkRequest
+	onSharedReceive  func(*nd.Result) // OnSharedReceive's f
 	pumping          bool
 	// pumpDone wakes WaitTransmit's callers (pumpWaiters of them) when a
 	// pump ends.

@@ -321,6 +321,9 @@ func (ep *Endpoint) retireSharedLocked() {
 		wr.result, wr.SGL, wr.nextTaken = nil, nil, nil
 		clear(wr.sge) // the entries setReceiveSGL filled
 		ep.srq.release(wr)
+		if ep.onSharedReceive != nil {
+			ep.onSharedReceive(res)
+		}
 		ep.inCQ.push(res, &ep.srq.outstanding, solicited)
 	}
 }

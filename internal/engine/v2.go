@@ -158,3 +158,19 @@ func (s *SRQ) growLocked(depth int) {
 	}
 	s.posted, s.head = posted, 0
 }
+
+// Bound is the number of memory windows and remote accesses bound inside
+// the region now (DeregisterMemory returns ErrDeviceBusy while it is not
+// 0).
+func (r *Region) Bound() int { return int(r.windows.Load()) }
+
+// OnSharedReceive sets f to be called with the Result of each Receive the
+// endpoint takes from its shared receive queue, under the endpoint's lock,
+// before the Receive's completion is queued: ND v2 reports the queue pair
+// that consumed a shared Receive, which the Result alone does not say. Set
+// it before the endpoint connects.
+func (ep *Endpoint) OnSharedReceive(f func(res *nd.Result)) {
+	ep.mu.Lock()
+	ep.onSharedReceive = f
+	ep.mu.Unlock()
+}

@@ -1,0 +1,5 @@
+//go:build !windows
+
+package ndexport
+
+func newPlatformFile() (File, error) { return NewMemoryFile(), nil }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package ndexport
+
+const raceEnabled = false
