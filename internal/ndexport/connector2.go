@@ -103,11 +103,12 @@ func (cn *Connector2) take(qp *QueuePair2) nd.Status {
 }
 
 // drop undoes take after a failed Connect, so that the consumer may try
-// again with the same connector.
+// again with the same connector; the queue pair's connector stays the
+// current one, which holds what the peer sent with a refusal.
 func (cn *Connector2) drop(qp *QueuePair2) {
 	cn.mu.Lock()
 	if cn.qp == qp {
-		cn.qp, cn.cur = nil, cn.own
+		cn.qp = nil
 	}
 	cn.mu.Unlock()
 }

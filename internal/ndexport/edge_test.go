@@ -55,6 +55,12 @@ func TestRefusedConnect(t *testing.T) {
 			want(t, "Reject", srv.conn.Reject(ptr(no), 2), nd.Success)
 			finish(t, "Connect rejected", &cli.conn.Base, &ov, nd.ErrConnectionRefused)
 			packet(t, cli.file, &ov, nd.ErrConnectionRefused)
+			pd := make([]byte, 8)
+			n = uint32(len(pd))
+			want(t, "GetPrivateData after the refusal", cli.conn.GetPrivateData(ptr(pd), &n), nd.Success)
+			if string(pd[:n]) != "no" {
+				t.Fatalf("the reject's private data: %q", pd[:n])
+			}
 
 			conn2, _ := srv.ad.CreateConnector(ndabi.IIDIND2Connector, srv.fh)
 			defer conn2.Release()
