@@ -116,3 +116,7 @@ func (f *pipeFile) Close(handle bool) {
 	}
 	f.pinner.Unpin()
 }
+
+// consumeEvent takes the signal of the consumer's event, if it is set (an
+// auto-reset event is reset; a manual-reset one stays as it is).
+func consumeEvent(ev uintptr) { windows.WaitForSingleObject(windows.Handle(ev), 0) }

@@ -149,5 +149,12 @@ func (b *Base) GetOverlappedResult(ov *ndabi.Overlapped, wait bool) nd.Status {
 		return nd.Pending
 	}
 	<-o.done
+	if wait && ov.Event&^1 != 0 {
+		// Waiting for a request consumes its event's signal, as
+		// kernel32's GetOverlappedResult does by waiting on it: an
+		// auto-reset event the consumer reuses is not left set by a
+		// request it already waited for.
+		consumeEvent(ov.Event &^ 1)
+	}
 	return o.status
 }

@@ -10,6 +10,7 @@
 #include "ndabi.h"
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 extern NDABI_DLLGETCLASSOBJECT getClassObject;

@@ -16,6 +16,7 @@ NDABI_DLLGETCLASSOBJECT getClassObject;
 NDABI_DLLCANUNLOADNOW canUnloadNow;
 GUID providerClass;
 struct sockaddr_in localAddr;
+const char *dllPath, *transportName;
 int failures, checks;
 static const char *current = "";
 
@@ -81,6 +82,8 @@ int main(int argc, char **argv) {
 		return 1;
 	}
 	providerClass = strcmp(argv[2], "shm") == 0 ? shmClass : tcpClass;
+	dllPath = argv[1];
+	transportName = argv[2];
 	WSADATA wsa;
 	WSAStartup(MAKEWORD(2, 2), &wsa);
 	localAddr.sin_family = AF_INET;
