@@ -440,3 +440,25 @@ func (cl *Client) logf(what string, m message) {
 		cl.log.Debug("pmi "+what, "version", cl.version, "rank", cl.rank, "msg", m.String())
 	}
 }
+
+// Watch returns a context derived from ctx that is also canceled, with
+// Err() as its cause, when the connection to the launcher ends (Done):
+// work bounded by it stops when the launcher goes away. Call the
+// CancelFunc when done with it.
+func (cl *Client) Watch(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := make(chan struct{})
+	go func() {
+		select {
+		case <-cl.Done():
+			cancel(cl.Err())
+		case <-stop:
+		case <-ctx.Done():
+		}
+	}()
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() { close(stop) })
+		cancel(context.Canceled)
+	}
+}

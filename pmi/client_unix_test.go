@@ -435,3 +435,21 @@ func TestPMIPort(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestWatch: a context from Watch ends, with the launcher's loss as its
+// cause, when the launcher closes the descriptor.
+func TestWatch(t *testing.T) {
+	f, env := newFake(t, 0, 2)
+	go func() { f.initV1(2) }()
+	cl, err := Init(ctxT(t, 10*time.Second), &Config{LookupEnv: env, Version: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := cl.Watch(ctxT(t, 10*time.Second))
+	defer cancel()
+	f.nc.Close()
+	<-ctx.Done()
+	if err := context.Cause(ctx); !errors.Is(err, ErrLauncherGone) {
+		t.Fatalf("cause %v, want ErrLauncherGone", err)
+	}
+}
