@@ -28,7 +28,7 @@ type fake struct {
 // environment of a rank of it.
 func newFake(t *testing.T, rank, size int) (*fake, func(string) (string, bool)) {
 	t.Helper()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
