@@ -241,7 +241,7 @@ func openTransport(p nd.Provider, name string, addr netip.Addr, remote bool, siz
 	if !addr.IsValid() {
 		var err error
 		if remote {
-			addr, err = hostAddr()
+			addr, err = HostAddr()
 		} else {
 			var addrs []netip.Addr
 			addrs, err = p.Addresses()
@@ -268,10 +268,11 @@ func openTransport(p nd.Provider, name string, addr netip.Addr, remote bool, siz
 	return &Transport{Provider: p, Adapter: a, listener: l, addr: netip.AddrPortFrom(addr, l.Port())}, nil
 }
 
-// hostAddr is the address other hosts reach this one at: the first
+// HostAddr is the address other hosts reach this one at, where Build's
+// Remote opens by default: the first
 // non-loopback IPv4 address of an interface that is up, else IPv6, else
 // loopback.
-func hostAddr() (netip.Addr, error) {
+func HostAddr() (netip.Addr, error) {
 	ifs, err := net.Interfaces()
 	if err != nil {
 		return netip.Addr{}, err

@@ -10,10 +10,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/godirect/nd/mesh"
 )
 
-// exchange runs p ranks of mode in this process, rank i on 127.0.0.(i+1)
-// with a port of its own, and returns each rank's durations.
+// exchange runs p ranks of mode in this process, as a job of goroutines
+// (mesh.InProcess), and returns each rank's durations. In mode nd the
+// even ranks are on one named host and the odd ones on another, so that
+// both shm and tcp carry the exchange; in mode go rank i listens on
+// 127.0.0.(i+1).
 func exchange(t *testing.T, mode string, p, m, reps int) [][]time.Duration {
 	t.Helper()
 	times, err := runRanks(t, mode, p, m, reps, nil)
@@ -30,19 +35,20 @@ func runRanks(t *testing.T, mode string, p, m, reps int, tamper func(to, k int, 
 	if runtime.GOOS != "linux" {
 		t.Skip("needs 127.0.0.2 and up on the loopback interface (Linux)")
 	}
+	jobs := mesh.InProcess(p)
 	ranks := make([]rank, p)
-	addrs := make([]netip.AddrPort, p)
 	for i := range p {
 		prm := params{Rank: i, P: p, M: m, Reps: reps, Spin: 20 * time.Microsecond}
 		if i == tamperer {
 			prm.tamper = tamper
 		}
-		r, err := newRank(mode, prm, netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, byte(i + 1)}), 0))
+		cfg := mesh.Config{Host: fmt.Sprint("host", i%2), RemoteAddr: netip.AddrFrom4([4]byte{127, 0, 0, 1})}
+		r, err := newRank(mode, prm, cfg, netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, byte(i + 1)}), 0))
 		if err != nil {
 			t.Fatalf("rank %d: %v", i, err)
 		}
 		t.Cleanup(func() { r.Close() })
-		ranks[i], addrs[i] = r, r.Addr()
+		ranks[i] = r
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -51,7 +57,9 @@ func runRanks(t *testing.T, mode string, p, m, reps int, tamper func(to, k int, 
 	var wg sync.WaitGroup
 	for i, r := range ranks {
 		wg.Go(func() {
-			times[i], errs[i] = r.Run(ctx, addrs)
+			var res result
+			res, errs[i] = r.Run(ctx, jobs[i])
+			times[i] = res.times
 			if errs[i] != nil {
 				cancel() // the others would wait for this rank until the deadline
 			}
@@ -147,23 +155,9 @@ func TestPattern(t *testing.T) {
 
 // TestFormatLine: the line bench/alltoall.sh parses.
 func TestFormatLine(t *testing.T) {
-	got := formatLine("nd", params{Rank: 2, P: 4, M: 8}, []time.Duration{30, 10, 20})
-	want := "alltoall mode=nd p=4 m=8 rank=2 reps=3 median_ns=20 ns=30,10,20"
+	got := formatLine("nd", params{Rank: 2, P: 4, M: 8}, []time.Duration{30, 10, 20}, 1500)
+	want := "alltoall mode=nd p=4 m=8 rank=2 reps=3 median_ns=20 wireup_ns=1500 ns=30,10,20"
 	if got != want {
 		t.Fatalf("got %q, want %q", got, want)
-	}
-}
-
-func TestRankAddrs(t *testing.T) {
-	got, err := rankAddrs(3, "192.0.2.254", "", 7)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []netip.AddrPort{netip.MustParseAddrPort("192.0.2.254:7"), netip.MustParseAddrPort("192.0.2.255:7"), netip.MustParseAddrPort("192.0.3.0:7")}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("got %v, want %v", got, want)
-	}
-	if _, err := rankAddrs(3, "", "10.0.0.1,10.0.0.2", 7); err == nil {
-		t.Fatal("two addresses for three ranks accepted")
 	}
 }

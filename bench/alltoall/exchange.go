@@ -5,8 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"net/netip"
 	"time"
+
+	"github.com/godirect/nd/mesh"
 )
 
 // params are what every rank of one run agrees on.
@@ -38,27 +39,33 @@ func (p params) validate() error {
 
 // rank is one process of the exchange in one of the two modes.
 //
-// The protocol, the same in both modes: rank i connects to every rank above
-// it and accepts every rank below it; the connecting side's first message is
-// a hello (iWARP lets the active side speak first). Then come Reps+1
-// barrier rounds through rank 0: every other rank posts what it will
-// receive, sends ready(k) to rank 0 and waits for go(k); rank 0 waits for
-// every ready(k) and answers go(k). After round k < Reps every rank sends M
+// The protocol, the same in both modes: every rank is connected to every
+// other (mode nd: a mesh built through the job's key-value space; mode go:
+// rank i dials every rank above it, at the address it published there, and
+// the dialing side's first message is a hello). Then come Reps+1 barrier
+// rounds through rank 0: every other rank posts what it will receive,
+// sends ready(k) to rank 0 and waits for go(k); rank 0 waits for every
+// ready(k) and answers go(k). After round k < Reps every rank sends M
 // bytes to every other rank, in rank-rotated order, and waits until all its
 // sends and receives completed; that is the timed exchange. The last round
 // (k = Reps) carries no exchange: its go is the goodbye, after which no rank
 // has anything in flight toward another.
 type rank interface {
-	// Addr is where the rank accepts connections.
-	Addr() netip.AddrPort
-	// Run connects to the ranks at peers (indexed by rank; peers[Rank] is
-	// this rank's own address), runs the exchanges, checks every byte
-	// received, and returns each exchange's duration as this rank saw it:
-	// from its release from the barrier until its last send and receive
-	// completed.
-	Run(ctx context.Context, peers []netip.AddrPort) ([]time.Duration, error)
+	// Run connects to the job's other ranks, runs the exchanges, checks
+	// every byte received, and returns each exchange's duration as this
+	// rank saw it: from its release from the barrier until its last send
+	// and receive completed.
+	Run(ctx context.Context, job mesh.Job) (result, error)
 	// Close releases everything the rank holds; it is idempotent.
 	Close() error
+}
+
+// result is what a rank's Run measured.
+type result struct {
+	times []time.Duration
+	// released is when the rank left the first barrier (the zero Time
+	// where the mode does not say).
+	released time.Time
 }
 
 // Control messages are ctrlSize bytes: the round (helloRound for the

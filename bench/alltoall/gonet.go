@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/godirect/nd/mesh"
 )
 
 // goRank is a rank with plain Go sockets: a net.Conn per other rank, a
@@ -79,7 +81,44 @@ func (r *goRank) Close() error {
 	return nil
 }
 
-func (r *goRank) Run(ctx context.Context, peers []netip.AddrPort) ([]time.Duration, error) {
+// Run publishes the rank's address in the job's key-value space, reads
+// every other rank's, connects and runs the exchanges.
+func (r *goRank) Run(ctx context.Context, job mesh.Job) (result, error) {
+	if job.Size() != r.prm.P || job.Rank() != r.prm.Rank {
+		return result{}, fmt.Errorf("the job says rank %d of %d, the parameters %d of %d", job.Rank(), job.Size(), r.prm.Rank, r.prm.P)
+	}
+	peers, err := gatherAddrs(ctx, job, r.Addr())
+	if err != nil {
+		return result{}, err
+	}
+	times, err := r.run(ctx, peers)
+	return result{times: times}, err
+}
+
+// gatherAddrs puts this rank's address under "alltoall-go-RANK", fences
+// and reads every rank's.
+func gatherAddrs(ctx context.Context, job mesh.Job, own netip.AddrPort) ([]netip.AddrPort, error) {
+	key := func(i int) string { return fmt.Sprintf("alltoall-go-%d", i) }
+	if err := job.Put(ctx, key(job.Rank()), own.String()); err != nil {
+		return nil, err
+	}
+	if err := job.Fence(ctx); err != nil {
+		return nil, err
+	}
+	addrs := make([]netip.AddrPort, job.Size())
+	for i := range addrs {
+		v, err := job.Get(ctx, key(i))
+		if err != nil {
+			return nil, err
+		}
+		if addrs[i], err = netip.ParseAddrPort(v); err != nil {
+			return nil, fmt.Errorf("rank %d's address: %w", i, err)
+		}
+	}
+	return addrs, nil
+}
+
+func (r *goRank) run(ctx context.Context, peers []netip.AddrPort) ([]time.Duration, error) {
 	if len(peers) != r.prm.P {
 		return nil, fmt.Errorf("%d addresses for %d ranks", len(peers), r.prm.P)
 	}

@@ -1,132 +1,128 @@
 // Command alltoall is one rank of MPI's all-to-all exchange, the shape of
 // bench/alltoall.sh: P processes, every one connected to every other; each
 // sends M bytes to every other rank and checks every byte it receives.
+// It is started as a job by a launcher, which gives it its rank and P
+// (package pmi):
 //
-//	alltoall -mode nd -rank R -p P -base 192.0.2.1 -m 65536 -reps 5
+//	mpiexec -n 8 alltoall -mode nd -m 65536 -reps 5
+//	srun --mpi=pmi2 -n 8 alltoall -mode nd
 //
-// Rank i serves address base+i (or the i-th of -addrs) on -port. In mode
-// nd it opens the tcp provider's adapter on that address with one
-// completion queue for all its endpoints; in mode go it uses net.Conn with
-// a goroutine reading each connection. All ranks meet in a barrier before
-// each exchange (through rank 0, over the same connections), and each rank
+// In mode nd the ranks connect through package mesh: shm between the
+// ranks of a host, tcp between hosts, every endpoint of a provider on one
+// completion queue; in mode go each rank publishes a TCP listener's
+// address in the job's key-value space and uses net.Conn with a goroutine
+// reading each connection. All ranks meet in a barrier before each
+// exchange (through rank 0, over the same connections), and each rank
 // times its exchange from its release until its last send and receive
 // completed. It prints one line:
 //
-//	alltoall mode=nd p=4 m=65536 rank=2 reps=5 median_ns=N ns=N1,N2,...
+//	alltoall mode=nd p=4 m=65536 rank=2 reps=5 median_ns=N wireup_ns=W ns=N1,N2,...
 //
-// and exits 1 with a message on standard error if anything fails, a byte
-// differs, or -timeout passes.
+// wireup_ns is the time from the launch (A2A_LAUNCH_NS in the
+// environment, Unix nanoseconds, set by whoever starts the launcher) until
+// the rank left the first barrier over its connected mesh; -1 when
+// unknown. On any failure, a byte that differs, or -timeout, it prints the
+// error on standard error, asks the launcher to abort the job and exits 1.
 package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"net/netip"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/godirect/nd/mesh"
+	"github.com/godirect/nd/pmi"
 )
 
 func main() {
-	mode := flag.String("mode", "nd", "nd (godirect's tcp provider) or go (net.Conn)")
+	mode := flag.String("mode", "nd", "nd (godirect: shm within a host, tcp between hosts) or go (net.Conn)")
 	var prm params
-	flag.IntVar(&prm.Rank, "rank", 0, "this rank, 0..p-1")
-	flag.IntVar(&prm.P, "p", 2, "ranks")
 	flag.IntVar(&prm.M, "m", 8, "bytes each rank sends to each other rank per exchange")
 	flag.IntVar(&prm.Reps, "reps", 5, "exchanges")
 	flag.DurationVar(&prm.Spin, "spin", 50*time.Microsecond, "nd: how long an idle rank polls before it waits in Notify (negative: poll only)")
-	base := flag.String("base", "", "the address of rank 0; rank i serves base+i")
-	list := flag.String("addrs", "", "comma-separated addresses of ranks 0..p-1 (instead of -base)")
-	port := flag.Uint("port", 18515, "the TCP port every rank listens on")
 	timeout := flag.Duration("timeout", time.Minute, "the bound on the whole run")
 	flag.Parse()
-	if err := run(*mode, prm, *base, *list, uint16(*port), *timeout); err != nil {
-		fmt.Fprintf(os.Stderr, "alltoall: rank %d: %v\n", prm.Rank, err)
+	if err := run(*mode, prm, *timeout); err != nil {
+		fmt.Fprintf(os.Stderr, "alltoall: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(mode string, prm params, base, list string, port uint16, timeout time.Duration) error {
-	if err := prm.validate(); err != nil {
-		return err
-	}
-	addrs, err := rankAddrs(prm.P, base, list, port)
-	if err != nil {
-		return err
-	}
-	r, err := newRank(mode, prm, addrs[prm.Rank])
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+func run(mode string, prm params, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	times, err := r.Run(ctx, addrs)
+	cl, err := pmi.Init(ctx, nil)
 	if err != nil {
 		return err
 	}
-	fmt.Println(formatLine(mode, prm, times))
-	return nil
+	defer cl.Close()
+	prm.Rank, prm.P = cl.Rank(), cl.Size()
+	fail := func(err error) error {
+		err = fmt.Errorf("rank %d of %d: %w", prm.Rank, prm.P, err)
+		actx, acancel := context.WithTimeout(context.Background(), time.Second)
+		defer acancel()
+		cl.Abort(actx, 1, err.Error())
+		return err
+	}
+	// The run ends when the launcher goes away.
+	wctx, stop := cl.Watch(ctx)
+	defer stop()
+	r, err := newRank(mode, prm, mesh.Config{}, netip.AddrPort{})
+	if err != nil {
+		return fail(err)
+	}
+	defer r.Close()
+	res, err := r.Run(wctx, cl)
+	if err != nil {
+		return fail(err)
+	}
+	wireup := time.Duration(-1)
+	if s, ok := os.LookupEnv("A2A_LAUNCH_NS"); ok && !res.released.IsZero() {
+		ns, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return fail(fmt.Errorf("A2A_LAUNCH_NS=%q: %w", s, err))
+		}
+		wireup = res.released.Sub(time.Unix(0, ns))
+	}
+	fmt.Println(formatLine(mode, prm, res.times, wireup))
+	r.Close()
+	return cl.Finalize(ctx)
 }
 
-func newRank(mode string, prm params, local netip.AddrPort) (rank, error) {
+// newRank makes a rank of mode: nd builds its mesh with cfg; go listens
+// on goAddr (the host's address, mesh.HostAddr, port 0, when it is the
+// zero AddrPort).
+func newRank(mode string, prm params, cfg mesh.Config, goAddr netip.AddrPort) (rank, error) {
 	switch mode {
 	case "nd":
-		return newNDRank(prm, local)
+		return newNDRank(prm, cfg)
 	case "go":
-		return newGoRank(prm, local)
+		if !goAddr.IsValid() {
+			a, err := mesh.HostAddr()
+			if err != nil {
+				return nil, err
+			}
+			goAddr = netip.AddrPortFrom(a, 0)
+		}
+		return newGoRank(prm, goAddr)
 	}
 	return nil, fmt.Errorf("mode %q: want nd or go", mode)
 }
 
-// rankAddrs is every rank's address and port, from a list or from rank 0's
-// address.
-func rankAddrs(p int, base, list string, port uint16) ([]netip.AddrPort, error) {
-	var addrs []netip.AddrPort
-	switch {
-	case list != "" && base != "":
-		return nil, errors.New("-addrs and -base both given")
-	case list != "":
-		for s := range strings.SplitSeq(list, ",") {
-			a, err := netip.ParseAddr(strings.TrimSpace(s))
-			if err != nil {
-				return nil, err
-			}
-			addrs = append(addrs, netip.AddrPortFrom(a, port))
-		}
-		if len(addrs) != p {
-			return nil, fmt.Errorf("%d addresses for %d ranks", len(addrs), p)
-		}
-	case base != "":
-		a, err := netip.ParseAddr(base)
-		if err != nil {
-			return nil, err
-		}
-		for i := range p {
-			if i > 0 {
-				if a = a.Next(); !a.IsValid() {
-					return nil, fmt.Errorf("no address %d after %s", i, base)
-				}
-			}
-			addrs = append(addrs, netip.AddrPortFrom(a, port))
-		}
-	default:
-		return nil, errors.New("no addresses: give -base or -addrs")
-	}
-	return addrs, nil
-}
-
 // formatLine is the line a rank prints, which bench/alltoall.sh parses.
-func formatLine(mode string, prm params, times []time.Duration) string {
+func formatLine(mode string, prm params, times []time.Duration, wireup time.Duration) string {
 	ns := make([]string, len(times))
 	for i, t := range times {
 		ns[i] = fmt.Sprint(t.Nanoseconds())
 	}
-	return fmt.Sprintf("alltoall mode=%s p=%d m=%d rank=%d reps=%d median_ns=%d ns=%s",
-		mode, prm.P, prm.M, prm.Rank, len(times), median(times).Nanoseconds(), strings.Join(ns, ","))
+	return fmt.Sprintf("alltoall mode=%s p=%d m=%d rank=%d reps=%d median_ns=%d wireup_ns=%d ns=%s",
+		mode, prm.P, prm.M, prm.Rank, len(times), median(times).Nanoseconds(), wireup.Nanoseconds(), strings.Join(ns, ","))
 }
 
 func median(times []time.Duration) time.Duration {

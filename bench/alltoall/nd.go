@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/netip"
 	"sync"
 	"time"
 
 	"github.com/godirect/nd"
-	"github.com/godirect/nd/provider/tcp"
+	"github.com/godirect/nd/mesh"
 )
 
 // ndProtocol is the ND protocol number the ranks listen and connect with.
@@ -40,18 +38,23 @@ func (k opKind) String() string {
 	return [...]string{"Send", "Receive", "control Send", "control Receive"}[k]
 }
 
-// ndRank is a rank over the tcp provider: one adapter on the rank's
-// address, one completion queue for every endpoint, one listener.
+// ndRank is a rank over godirect: a mesh (package mesh) of endpoints to
+// every other rank, shm to the ranks of its host and tcp to the others,
+// every endpoint of a provider on that provider's one completion queue.
 type ndRank struct {
 	prm params
-	a   nd.Adapter
-	cq  nd.CompletionQueue
-	l   nd.Listener
+	cfg mesh.Config
+	m   *mesh.Mesh
 
 	peers []*ndPeer // by rank; nil at this rank
+	mu    sync.Mutex
 	ops   map[*nd.Result]ndOp
 	count [numKinds]int
 	out   []*nd.Result
+
+	// released is when this rank left the first barrier: the mesh is
+	// connected and every rank reached it.
+	released time.Time
 
 	closeOnce sync.Once
 }
@@ -61,7 +64,6 @@ type ndRank struct {
 // messages' ones.
 type ndPeer struct {
 	rank int
-	conn nd.Connector
 	ep   nd.Endpoint
 	mr   nd.MemoryRegion
 
@@ -81,238 +83,85 @@ type ndOp struct {
 	peer *ndPeer
 }
 
-// newNDRank opens a tcp provider that serves only local's address, its
-// adapter, the rank's completion queue, and listens on local's port (0
-// picks one).
-func newNDRank(prm params, local netip.AddrPort) (*ndRank, error) {
+// newNDRank returns a rank that builds its mesh with cfg (its Limits and
+// Prepare are the rank's own).
+func newNDRank(prm params, cfg mesh.Config) (*ndRank, error) {
 	if err := prm.validate(); err != nil {
 		return nil, err
 	}
-	cfg := tcp.DefaultConfig()
-	cfg.Addresses = []netip.Addr{local.Addr()}
-	a, err := tcp.New(cfg).OpenAdapter(local.Addr())
-	if err != nil {
-		return nil, fmt.Errorf("OpenAdapter %v: %w", local.Addr(), err)
-	}
-	r := &ndRank{prm: prm, a: a, out: make([]*nd.Result, 64)}
-	if r.cq, err = a.CreateCompletionQueue(2*(prm.P-1)*ndDepth + 16); err != nil {
-		a.Close()
-		return nil, fmt.Errorf("CreateCompletionQueue: %w", err)
-	}
-	if r.l, err = a.Listen(prm.P, ndProtocol, local.Port()); err != nil {
-		a.Close()
-		return nil, fmt.Errorf("listening on %v: %w", local, err)
-	}
-	return r, nil
+	cfg.Limits = ndLimits
+	cfg.Protocol = ndProtocol
+	return &ndRank{prm: prm, cfg: cfg, out: make([]*nd.Result, 64)}, nil
 }
 
-func (r *ndRank) Addr() netip.AddrPort { return netip.AddrPortFrom(r.a.Address(), r.l.Port()) }
-
-// Close closes the adapter, which tears down every connection and object
-// made from it.
+// Close closes the mesh, which tears down every connection.
 func (r *ndRank) Close() error {
 	r.closeOnce.Do(func() {
-		r.l.Close()
-		r.a.Close()
+		if r.m != nil {
+			r.m.Close()
+		}
 	})
 	return nil
 }
 
-func (r *ndRank) Run(ctx context.Context, peers []netip.AddrPort) ([]time.Duration, error) {
-	if len(peers) != r.prm.P {
-		return nil, fmt.Errorf("%d addresses for %d ranks", len(peers), r.prm.P)
+func (r *ndRank) Run(ctx context.Context, job mesh.Job) (result, error) {
+	if job.Size() != r.prm.P || job.Rank() != r.prm.Rank {
+		return result{}, fmt.Errorf("the job says rank %d of %d, the parameters %d of %d", job.Rank(), job.Size(), r.prm.Rank, r.prm.P)
 	}
-	if err := r.connect(ctx, peers); err != nil {
-		return nil, err
+	r.peers = make([]*ndPeer, r.prm.P)
+	r.ops = make(map[*nd.Result]ndOp, 4*r.prm.P)
+	cfg := r.cfg
+	cfg.Prepare = r.prepare
+	var err error
+	if r.m, err = mesh.Build(ctx, job, &cfg); err != nil {
+		return result{}, err
 	}
 	times := make([]time.Duration, 0, r.prm.Reps)
 	for k := 0; k <= r.prm.Reps; k++ {
 		d, err := r.round(ctx, k)
 		if err != nil {
-			return times, fmt.Errorf("round %d: %w", k, err)
+			return result{times: times}, fmt.Errorf("round %d: %w", k, err)
 		}
 		if k < r.prm.Reps {
 			times = append(times, d)
 		}
 	}
 	if r.count != [numKinds]int{} {
-		return times, fmt.Errorf("completions beyond the protocol's: %v", r.count)
+		return result{times: times}, fmt.Errorf("completions beyond the protocol's: %v", r.count)
 	}
-	return times, r.goodbye(ctx)
+	return result{times: times, released: r.released}, r.goodbye(ctx)
 }
 
-// newPeer registers the buffers for the connection to rank j.
-func (r *ndRank) newPeer(ctx context.Context, j int) (*ndPeer, error) {
+// prepare registers the buffers for the connection to p before it exists
+// and, at rank 0, posts the Receive of the peer's first ready, which may
+// come as soon as the connection does.
+func (r *ndRank) prepare(mp *mesh.Peer) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	m := r.prm.M
 	buf := make([]byte, 2*m+2*ctrlSize)
-	mr, err := r.a.RegisterMemory(ctx, buf)
+	mr, err := mp.Transport.Adapter.RegisterMemory(ctx, buf)
 	if err != nil {
-		return nil, fmt.Errorf("RegisterMemory: %w", err)
+		return fmt.Errorf("RegisterMemory: %w", err)
 	}
-	p := &ndPeer{rank: j, mr: mr,
+	p := &ndPeer{rank: mp.Rank, ep: mp.Endpoint, mr: mr,
 		sendBuf: buf[:m], recvBuf: buf[m : 2*m],
 		ctrlOut: buf[2*m : 2*m+ctrlSize], ctrlIn: buf[2*m+ctrlSize:]}
 	p.sendSGL = []nd.SGE{{Buffer: p.sendBuf, Region: mr}}
 	p.recvSGL = []nd.SGE{{Buffer: p.recvBuf, Region: mr}}
 	p.ctrlOutSGL = []nd.SGE{{Buffer: p.ctrlOut, Region: mr}}
 	p.ctrlInSGL = []nd.SGE{{Buffer: p.ctrlIn, Region: mr}}
-	return p, nil
-}
-
-// connect makes every connection: one goroutine accepts the ranks below,
-// one per rank above connects to it (retrying while it does not listen
-// yet). Then the hellos go from every connecting side.
-func (r *ndRank) connect(ctx context.Context, addrs []netip.AddrPort) error {
-	r.peers = make([]*ndPeer, r.prm.P)
-	for j := range r.prm.P {
-		if j == r.prm.Rank {
-			continue
-		}
-		p, err := r.newPeer(ctx, j)
-		if err != nil {
-			return err
-		}
-		r.peers[j] = p
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	// The first failure ends the others; it is the one reported.
-	var mu sync.Mutex
-	var first error
-	fail := func(err error) {
-		mu.Lock()
-		if first == nil {
-			first = err
-		}
-		mu.Unlock()
-		cancel()
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := r.acceptLower(ctx); err != nil {
-			fail(fmt.Errorf("accepting: %w", err))
-		}
-	})
-	for j := r.prm.Rank + 1; j < r.prm.P; j++ {
-		wg.Go(func() {
-			if err := r.connectTo(ctx, r.peers[j], addrs[j]); err != nil {
-				fail(fmt.Errorf("connecting to rank %d at %v: %w", j, addrs[j], err))
-			}
-		})
-	}
-	wg.Wait()
-	if first != nil {
-		return first
-	}
-	r.ops = make(map[*nd.Result]ndOp, 4*r.prm.P)
-	for _, p := range r.peers {
-		if p != nil {
-			r.ops[&p.send] = ndOp{dataSend, p}
-			r.ops[&p.recv] = ndOp{dataRecv, p}
-			r.ops[&p.ctrlSend] = ndOp{ctrlSend, p}
-			r.ops[&p.ctrlRecv] = ndOp{ctrlRecv, p}
-		}
-	}
+	r.mu.Lock()
+	r.peers[p.rank] = p
+	r.ops[&p.send] = ndOp{dataSend, p}
+	r.ops[&p.recv] = ndOp{dataRecv, p}
+	r.ops[&p.ctrlSend] = ndOp{ctrlSend, p}
+	r.ops[&p.ctrlRecv] = ndOp{ctrlRecv, p}
+	r.mu.Unlock()
 	if r.prm.Rank == 0 {
-		// ready(0) may follow the hello at once.
-		for _, p := range r.peers[1:] {
-			if err := r.postCtrlRecv(p, 0); err != nil {
-				return err
-			}
-		}
-	}
-	higher := r.prm.P - 1 - r.prm.Rank
-	for _, p := range r.peers[r.prm.Rank+1:] {
-		if err := r.sendCtrl(p, helloRound); err != nil {
-			return err
-		}
-	}
-	// Rank 0 may count a ready(0) among these; take only the hellos.
-	if err := r.wait(ctx, func() bool { return r.count[ctrlRecv] >= r.prm.Rank && r.count[ctrlSend] >= higher }); err != nil {
-		return fmt.Errorf("hello: %w", err)
-	}
-	r.count[ctrlRecv] -= r.prm.Rank
-	r.count[ctrlSend] -= higher
-	return nil
-}
-
-// acceptLower accepts one connection from every rank below this one; the
-// connecting rank names itself in the private data.
-func (r *ndRank) acceptLower(ctx context.Context) error {
-	var priv [4]byte
-	for range r.prm.Rank {
-		conn, err := r.a.CreateConnector()
-		if err != nil {
-			return fmt.Errorf("CreateConnector: %w", err)
-		}
-		if err := r.l.GetConnectionRequest(ctx, conn); err != nil {
-			conn.Close()
-			return fmt.Errorf("GetConnectionRequest: %w", err)
-		}
-		cd, err := conn.GetConnectionData(priv[:])
-		if err != nil || cd.PrivateDataLength != len(priv) {
-			conn.Close()
-			return fmt.Errorf("a connection request without a rank (%d bytes of private data): %v", cd.PrivateDataLength, err)
-		}
-		j := int(priv[0])<<24 | int(priv[1])<<16 | int(priv[2])<<8 | int(priv[3])
-		if j >= r.prm.Rank || r.peers[j].conn != nil {
-			conn.Close()
-			return fmt.Errorf("a connection request from rank %d, which should not connect here", j)
-		}
-		p := r.peers[j]
-		p.conn = conn
-		if p.ep, err = conn.CreateEndpoint(r.cq, r.cq, ndLimits); err != nil {
-			return fmt.Errorf("CreateEndpoint for rank %d: %w", j, err)
-		}
-		// The hello's Receive is posted before the connection exists.
-		if err := r.postCtrlRecv(p, helloRound); err != nil {
-			return err
-		}
-		if err := conn.Accept(ctx, p.ep, nil); err != nil {
-			return fmt.Errorf("accepting rank %d: %w", j, err)
-		}
+		return r.postCtrlRecv(p, 0)
 	}
 	return nil
-}
-
-// connectTo connects to rank p.rank at addr. A refusal (the rank does not
-// listen yet) is retried with a fresh connector and endpoint until ctx
-// ends.
-func (r *ndRank) connectTo(ctx context.Context, p *ndPeer, addr netip.AddrPort) error {
-	priv := []byte{byte(r.prm.Rank >> 24), byte(r.prm.Rank >> 16), byte(r.prm.Rank >> 8), byte(r.prm.Rank)}
-	backoff := time.Millisecond
-	for {
-		conn, err := r.a.CreateConnector()
-		if err != nil {
-			return fmt.Errorf("CreateConnector: %w", err)
-		}
-		ep, err := conn.CreateEndpoint(r.cq, r.cq, ndLimits)
-		if err != nil {
-			conn.Close()
-			return fmt.Errorf("CreateEndpoint: %w", err)
-		}
-		err = conn.Connect(ctx, ep, addr, ndProtocol, 0, priv)
-		if err == nil {
-			if err = conn.CompleteConnect(ctx); err != nil {
-				return fmt.Errorf("CompleteConnect: %w", err)
-			}
-			p.conn, p.ep = conn, ep
-			return nil
-		}
-		ep.Close()
-		conn.Close()
-		if !errors.Is(err, nd.ErrConnectionRefused) {
-			return err
-		}
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("refused until the deadline: %w", err)
-		case <-t.C:
-		}
-		backoff = min(2*backoff, 100*time.Millisecond)
-	}
 }
 
 func (r *ndRank) postCtrlRecv(p *ndPeer, round int) error {
@@ -389,6 +238,9 @@ func (r *ndRank) round(ctx context.Context, k int) (time.Duration, error) {
 		}
 		r.count[ctrlRecv]--
 	}
+	if k == 0 {
+		r.released = time.Now()
+	}
 	var took time.Duration
 	if exchange {
 		start := time.Now()
@@ -438,29 +290,34 @@ func (r *ndRank) postRecv(p *ndPeer) error {
 // unconfirmed when they close.
 func (r *ndRank) goodbye(ctx context.Context) error {
 	if r.prm.Rank == 0 {
-		for _, p := range r.peers[1:] {
-			if err := p.conn.Disconnect(ctx); err != nil {
-				return fmt.Errorf("disconnecting from rank %d: %w", p.rank, err)
+		for _, p := range r.m.Peers[1:] {
+			if err := p.Connector.Disconnect(ctx); err != nil {
+				return fmt.Errorf("disconnecting from rank %d: %w", p.Rank, err)
 			}
 		}
 		return nil
 	}
-	if err := r.peers[0].conn.NotifyDisconnect(ctx); err != nil {
+	if err := r.m.Peers[0].Connector.NotifyDisconnect(ctx); err != nil {
 		return fmt.Errorf("waiting for rank 0 to disconnect: %w", err)
 	}
 	return nil
 }
 
-// wait reaps completions from the queue until done reports true, polling
-// for Spin after the last completion and then waiting in Notify.
+// wait reaps completions from the mesh's queues until done reports true,
+// polling for Spin after the last completion and then waiting in Notify.
 func (r *ndRank) wait(ctx context.Context, done func() bool) error {
+	qs := r.m.Queues()
 	var idleSince time.Time
 	for polls := 0; !done(); polls++ {
-		n := r.cq.GetResults(r.out)
-		for _, res := range r.out[:n] {
-			if err := r.complete(res); err != nil {
-				return err
+		n := 0
+		for _, q := range qs {
+			got := q.GetResults(r.out)
+			for _, res := range r.out[:got] {
+				if err := r.complete(res); err != nil {
+					return err
+				}
 			}
+			n += got
 		}
 		if n > 0 {
 			idleSince = time.Time{}
@@ -476,13 +333,32 @@ func (r *ndRank) wait(ctx context.Context, done func() bool) error {
 		if idleSince.IsZero() {
 			idleSince = now
 		} else if now.Sub(idleSince) >= r.prm.Spin {
-			if err := r.cq.Notify(ctx, nd.NotifyAny); err != nil {
+			if err := notifyAny(ctx, qs); err != nil {
 				return fmt.Errorf("waiting in Notify (%v completed): %w", r.count, err)
 			}
 			idleSince = time.Time{}
 		}
 	}
 	return nil
+}
+
+// notifyAny waits until one of qs fires (or fails, or ctx ends): a
+// Notify on each, the first to return ending the others.
+func notifyAny(ctx context.Context, qs []nd.CompletionQueue) error {
+	if len(qs) == 1 {
+		return qs[0].Notify(ctx, nd.NotifyAny)
+	}
+	nctx, cancel := context.WithCancel(ctx)
+	errs := make(chan error, len(qs))
+	for _, q := range qs {
+		go func() { errs <- q.Notify(nctx, nd.NotifyAny) }()
+	}
+	first := <-errs // nctx is canceled only below: this is a firing, a failure or ctx's end
+	cancel()
+	for range len(qs) - 1 {
+		<-errs
+	}
+	return first
 }
 
 // complete checks one completion and counts it.
