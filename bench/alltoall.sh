@@ -1,23 +1,36 @@
 #!/usr/bin/env bash
-# bench/alltoall.sh: MPI's all-to-all exchange between P processes, each in
-# a network namespace of its own, all on one Linux bridge, as on P hosts.
+# bench/alltoall.sh: MPI's all-to-all between P processes started by
+# MPICH's mpiexec over network namespaces standing for hosts, godirect
+# against MPICH's own MPI_Alltoall on the same ranks and namespaces.
 #
-# For P = 2, 4, 8, 16, 32 it makes P namespaces whose veths join a bridge in
-# one more namespace (addresses 192.0.2.1..P/24, a documentation range that
-# exists only inside them: nothing is routed anywhere), and runs P ranks of
-# bench/alltoall in them for M = 8 B and 64 KiB: over godirect's tcp
-# provider (every endpoint of a rank on one completion queue) and with plain
-# Go sockets (a goroutine reading each net.Conn). Every rank connects to
-# every other, sends M bytes to each per exchange and checks every byte it
-# receives; all ranks meet in a barrier before each exchange. An exchange's
-# time is the slowest rank's, from its release from the barrier until its
-# last send and receive completed; the table shows the median over REPS
-# exchanges and bytes/s = P*(P-1)*M / time. Writes bench/alltoall-results.txt.
+# For P = 2, 4, 8, 16, 32 it makes P/PPN namespaces (PPN ranks each; one
+# each for P = 2) whose veths join a bridge in one more namespace
+# (addresses 192.0.2.1..N/24, a documentation range that exists only
+# inside them: nothing is routed anywhere), and a launcher namespace at
+# 192.0.2.254 from which mpiexec (Hydra) starts each host's proxy in its
+# namespace. Each job is started by mpiexec -n P and gets its rank from
+# PMI; for M = 8 B and 64 KiB per pair it runs:
+#   nd:  bench/alltoall -mode nd: a mesh through package mesh, shm between
+#        the ranks of a namespace, tcp between namespaces, every byte checked;
+#   mpi: bench/alltoall/mpi/alltoall.c (built with mpicc): MPI_Barrier and
+#        MPI_Alltoall, every byte checked (Debian's MPICH, ch4:ucx; its
+#        shared memory within a node, UCX between nodes, UCX_TLS=tcp,self by
+#        default so that UCX does not reach across namespaces through the
+#        host's shared memory: set UCX_TLS= to let UCX choose);
+#   go:  (MODES="nd mpi go") bench/alltoall -mode go, plain Go sockets.
+# An exchange's time is the slowest rank's, from its release from the
+# barrier until its part of the all-to-all completed; the table shows the
+# median over REPS exchanges in each of ROUNDS sweeps (the modes taking
+# turns). Wire-up is the slowest rank's time from just before mpiexec
+# started until it left its first barrier over connected peers (nd: pmi
+# Init, mesh.Build and the first barrier round; mpi: MPI_Init and
+# MPI_Barrier). Writes bench/alltoall-results.txt.
 #
 # Every namespace, veth and bridge it made is deleted on exit, whatever
-# happens (a failing rank, Ctrl-C); every rank has a timeout.
+# happens (a failing rank, Ctrl-C); every job has a timeout, and the
+# processes of a job that outlive it are counted and killed.
 #
-#   sudo bash bench/alltoall.sh    # REPS=11 PS="2 4 8 16 32" SPIN=50us by default
+#   sudo bash bench/alltoall.sh    # REPS=11 ROUNDS=3 PS="2 4 8 16 32" PPN=2 SPIN=50us MODES="nd mpi"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" != 0 ]; then
@@ -25,34 +38,38 @@ if [ "$(id -u)" != 0 ]; then
 	exit 1
 fi
 [ -x /usr/local/go/bin/go ] && PATH=/usr/local/go/bin:$PATH
+if ! mpiexec --version 2>/dev/null | grep -q HYDRA || ! command -v mpicc >/dev/null; then
+	apt-get update -qq && apt-get install -y -qq mpich libmpich-dev >/dev/null
+fi
 reps=${REPS:-11}
-rounds=${ROUNDS:-3} # sweeps, nd and go taking turns in each: minutes of load change fall on both
-spin=${SPIN:-50us} # nd: how long an idle rank polls before it waits in Notify
+rounds=${ROUNDS:-3}
+spin=${SPIN:-50us}
 counts=${PS:-"2 4 8 16 32"}
+ppn=${PPN:-2}
+modes=${MODES:-"nd mpi"}
+ucx_tls=${UCX_TLS-tcp,self}
 sizes="8 65536"
 out=${OUT:-bench/alltoall-results.txt}
-rank_timeout=60 # seconds for one rank's whole run, connections included
-# Names carry this shell's PID: parallel runs never collide, and interface
-# names stay within 15 characters (a2a + 7 digits + h/n + 2 digits).
+job_timeout=300   # seconds for one job, launch to end
+finalize_grace=10 # seconds a job may take to end once every rank printed
+# Names carry this shell's PID: parallel runs never collide.
 tag=a2a$$
 brns=$tag-br
-bridge=${tag}br
+launcher=$tag-l
 
 work=$(mktemp -d)
-namespaces=() # every namespace this run made and has not deleted yet
-pids=()       # the ranks running now
+namespaces=()
+job_pid=
 
 cleanup() {
 	local status=$?
 	trap - EXIT INT TERM HUP
-	if [ ${#pids[@]} -gt 0 ]; then
-		kill -TERM "${pids[@]}" 2>/dev/null || true
-		wait "${pids[@]}" 2>/dev/null || true
+	if [ -n "$job_pid" ]; then
+		kill -KILL -- "-$job_pid" 2>/dev/null || true
 	fi
+	killjob >/dev/null
 	teardown
 	rm -rf "$work"
-	# Deleting a namespace deletes the veths and the bridge in it; check
-	# that nothing of this run is left.
 	local left
 	left=$( (ip netns list; ip -o link show) | grep -c "$tag" || true)
 	if [ "$left" != 0 ]; then
@@ -75,130 +92,210 @@ teardown() {
 	namespaces=()
 }
 
-# setup P: a bridge in namespace $brns, namespaces $tag-0 .. $tag-(P-1),
-# rank i's veth ${tag}n$i at 192.0.2.(i+1)/24, its peer ${tag}h$i on the
-# bridge.
+# killjob kills the processes whose environment holds this run's marker
+# and prints how many there were.
+killjob() {
+	local n=0 p
+	for p in /proc/[0-9]*; do
+		if grep -qz "^A2A_TAG=$tag\$" "$p/environ" 2>/dev/null; then
+			kill -KILL "${p#/proc/}" 2>/dev/null && n=$((n + 1))
+		fi
+	done
+	echo $n
+}
+
+# setup H: the bridge, H host namespaces $tag-0.. at 192.0.2.(i+1), the
+# launcher's at 192.0.2.254.
 setup() {
-	local p=$1 i ns
-	namespaces+=("$brns") # named first: an interrupt in between leaves nothing behind
+	local h=$1 i ns
+	namespaces+=("$brns")
 	ip netns add "$brns"
-	ip -n "$brns" link add "$bridge" type bridge
-	ip -n "$brns" link set "$bridge" up
-	for ((i = 0; i < p; i++)); do
-		ns=$tag-$i
+	ip -n "$brns" link add br0 type bridge
+	ip -n "$brns" link set br0 up
+	for ((i = 0; i <= h; i++)); do
+		ns=$tag-$i addr=192.0.2.$((i + 1))
+		if [ "$i" = "$h" ]; then
+			ns=$launcher addr=192.0.2.254
+		fi
 		namespaces+=("$ns")
 		ip netns add "$ns"
-		ip -n "$brns" link add "${tag}h$i" type veth peer name "${tag}n$i" netns "$ns"
-		ip -n "$brns" link set "${tag}h$i" master "$bridge" up
-		ip -n "$ns" addr add "192.0.2.$((i + 1))/24" dev "${tag}n$i"
-		ip -n "$ns" link set "${tag}n$i" up
+		ip -n "$brns" link add "v$i" type veth peer name eth0 netns "$ns"
+		ip -n "$brns" link set "v$i" master br0 up
+		ip -n "$ns" addr add "$addr/24" dev eth0
+		ip -n "$ns" link set eth0 up
 		ip -n "$ns" link set lo up
 	done
 }
 
-# run ROUND P M MODE PORT: P ranks, one per namespace; their lines go to
-# $work/lines. If one fails, the others are stopped and its error printed.
+# Hydra calls its launcher as "EXEC -x HOST COMMAND": HOST is a namespace.
+cat >"$work/netns-launcher" <<'SH'
+#!/bin/sh
+[ "$1" = -x ] && shift
+host=$1
+shift
+exec ip netns exec "$host" sh -c "$*"
+SH
+chmod +x "$work/netns-launcher"
+
+# run ROUND P H M MODE: one job; its lines go to $work/lines.
 run() {
-	local round=$1 p=$2 m=$3 mode=$4 port=$5 i n failed=0 log=$work/$1-$2-$3-$4
-	pids=()
-	for ((i = 0; i < p; i++)); do
-		timeout -k 5 $((rank_timeout + 10)) ip netns exec "$tag-$i" "$work/alltoall" \
-			-mode "$mode" -rank "$i" -p "$p" -m "$m" -reps "$reps" -spin "$spin" -base 192.0.2.1 -port "$port" \
-			-timeout "${rank_timeout}s" >"$log.$i.out" 2>"$log.$i.err" &
-		pids+=($!)
+	local round=$1 p=$2 h=$3 m=$4 mode=$5 hosts="" i per log=$work/$1-$2-$4-$5 status=0
+	per=$((p / h))
+	for ((i = 0; i < h; i++)); do
+		hosts+="${hosts:+,}$tag-$i:$per"
 	done
-	for ((n = 0; n < p; n++)); do
-		if ! wait -n; then
-			if [ $failed = 0 ]; then
-				kill -TERM "${pids[@]}" 2>/dev/null || true
-			fi
-			failed=1
+	local cmd=("$work/alltoall" -mode "$mode" -m "$m" -reps "$reps" -spin "$spin" -timeout "$((job_timeout - 10))s")
+	if [ "$mode" = mpi ]; then
+		cmd=("$work/alltoall-mpi" -m "$m" -reps "$reps")
+	fi
+	set -m
+	A2A_TAG=$tag UCX_TLS=$ucx_tls A2A_LAUNCH_NS=$(date +%s%N) \
+		timeout -k 5 "$job_timeout" ip netns exec "$launcher" mpiexec \
+		-launcher ssh -launcher-exec "$work/netns-launcher" -localhost 192.0.2.254 \
+		-hosts "$hosts" -n "$p" "${cmd[@]}" >"$log.out" 2>"$log.err" &
+	job_pid=$!
+	set +m
+	# A job whose every rank printed its line is given finalize_grace
+	# seconds to end; past them it is killed and counted (MPICH over
+	# UCX_TLS=tcp,self sometimes hangs in MPI_Finalize here).
+	local printed_at=
+	while kill -0 "$job_pid" 2>/dev/null; do
+		if [ -z "$printed_at" ] && [ "$(grep -c "^alltoall mode=$mode " "$log.out" || true)" = "$p" ]; then
+			printed_at=$(date +%s)
 		fi
+		if [ -n "$printed_at" ] && [ $(($(date +%s) - printed_at)) -ge "$finalize_grace" ]; then
+			kill -KILL -- "-$job_pid" 2>/dev/null || true
+			echo "alltoall hung mode=$mode p=$p m=$m round=$round" >>"$work/lines"
+			echo "alltoall.sh: P=$p M=$m $mode: every rank printed its line, then the job did not end in ${finalize_grace} s: killed" >&2
+			break
+		fi
+		sleep 0.2
 	done
-	pids=()
-	if [ $failed = 1 ]; then
-		echo "alltoall.sh: P=$p M=$m $mode failed:" >&2
-		cat "$log".*.err | head -20 >&2
+	wait "$job_pid" || status=$?
+	job_pid=
+	if [ -n "$printed_at" ]; then
+		status=0
+	fi
+	local orphans
+	orphans=$(killjob)
+	if [ "$orphans" != 0 ] && [ -z "$printed_at" ]; then
+		echo "alltoall.sh: P=$p M=$m $mode: $orphans processes outlived the job" >&2
+		status=1
+	fi
+	local got
+	got=$(grep -c "^alltoall mode=$mode " "$log.out" || true)
+	if [ "$status" != 0 ] || [ "$got" != "$p" ]; then
+		echo "alltoall.sh: P=$p M=$m $mode failed (exit $status, $got of $p lines):" >&2
+		head -20 "$log.err" >&2
 		echo "alltoall fail mode=$mode p=$p m=$m round=$round" >>"$work/lines"
 		return 1
 	fi
-	sed "s/\$/ round=$round/" "$log".*.out >>"$work/lines"
+	grep "^alltoall mode=$mode " "$log.out" | sed "s/\$/ round=$round/" >>"$work/lines"
 }
 
 go build -o "$work/alltoall" ./bench/alltoall
+mpicc -O2 -o "$work/alltoall-mpi" bench/alltoall/mpi/alltoall.c
 : >"$work/lines"
 status=0
-port=18515
 start=$(date +%s)
 for ((round = 1; round <= rounds; round++)); do
 	for p in $counts; do
-		setup "$p"
-		cc=$(ip netns exec "$tag-0" sysctl -n net.ipv4.tcp_congestion_control)
+		h=$((p / ppn))
+		if [ "$h" -lt 2 ]; then
+			h=2
+		fi
+		if [ "$h" -gt "$p" ]; then
+			h=$p
+		fi
+		setup "$h"
 		for m in $sizes; do
-			for mode in nd go; do
-				port=$((port + 1))
-				run "$round" "$p" "$m" "$mode" "$port" || status=1
-				echo "round $round: P=$p M=$m $mode done ($(($(date +%s) - start)) s)" >&2
+			for mode in $modes; do
+				run "$round" "$p" "$h" "$m" "$mode" || status=1
+				echo "round $round: P=$p ($h hosts) M=$m $mode done ($(($(date +%s) - start)) s)" >&2
 			done
 		done
 		teardown
 	done
 done
 
-python3 - "$work/lines" "$out" "$reps" "$rounds" "$spin" "$cc" "$(nproc)" "$(git rev-parse --short HEAD)" <<'PY'
+python3 - "$work/lines" "$out" "$reps" "$rounds" "$spin" "$(nproc)" "$(git rev-parse --short HEAD)" "$ppn" "$ucx_tls" "$(mpiexec --version | awk '/Version:/ {print $2; exit}')" "$modes" <<'PY'
 import statistics, sys, collections
-src, dst, reps, rounds, spin, cc, cores, commit = sys.argv[1:]
-runs = collections.defaultdict(lambda: collections.defaultdict(dict))  # (p, m, mode) -> round -> rank -> [ns]
-failed = collections.defaultdict(set)  # (p, m, mode) -> rounds
+src, dst, reps, rounds, spin, cores, commit, ppn, ucx_tls, mpich, modes = sys.argv[1:]
+modes = modes.split()
+runs = collections.defaultdict(lambda: collections.defaultdict(dict))  # (p, m, mode) -> round -> rank -> ([ns], wireup)
+failed = collections.defaultdict(set)
+hung = collections.defaultdict(set)  # jobs whose every rank printed, then did not end: killed
 for line in open(src):
     f = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
     key, rnd = (int(f["p"]), int(f["m"]), f["mode"]), int(f["round"])
     if line.startswith("alltoall fail"):
         failed[key].add(rnd)
+    elif line.startswith("alltoall hung"):
+        hung[key].add(rnd)
     else:
-        runs[key][rnd][int(f["rank"])] = [int(x) for x in f["ns"].split(",")]
+        runs[key][rnd][int(f["rank"])] = ([int(x) for x in f["ns"].split(",")], int(f["wireup_ns"]))
 def exchanges(key):
-    """Each exchange of every round that did not fail: its slowest rank's time."""
     out = []
     for rnd, ranks in runs.get(key, {}).items():
         if rnd in failed[key] or len(ranks) != key[0]:
             continue
-        out += [max(ts[k] for ts in ranks.values()) for k in range(min(len(ts) for ts in ranks.values()))]
+        out += [max(r[0][k] for r in ranks.values()) for k in range(min(len(r[0]) for r in ranks.values()))]
     return out
-def si(x):
-    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if x >= scale:
-            return f"{x/scale:.2f} {unit}"
-    return f"{x:.0f} "
-out = ["MPI's all-to-all between P processes, each in a network namespace of its own on one Linux bridge (bench/alltoall.sh)",
-       "every process connected to every other, M bytes to each per exchange, every byte received checked",
-       f"nd: godirect's tcp provider, every endpoint of a process on one completion queue; an idle rank polls it for {spin}, then waits in Notify",
-       "go: plain Go sockets, a goroutine reading each net.Conn",
-       "exchange: the slowest rank's time from its release from the barrier until its last send and receive completed",
-       "  (an nd Send completes once the peer confirmed it placed the bytes, docs/tcp-transport.md; a Go write once the kernel took them)",
-       f"median and quartiles of {reps} exchanges in each of {rounds} sweeps, nd and go taking turns",
-       "bytes/s: P*(P-1)*M / median exchange; nd/go: nd's median over go's (below 1: nd faster)",
-       f"host: {cores} cores shared with other work, all P processes on them; TCP congestion control in the namespaces: {cc}; commit {commit}",
+def wireups(p, mode):
+    out = []
+    for key in runs:
+        if key[0] == p and key[2] == mode:
+            for rnd, ranks in runs[key].items():
+                if rnd not in failed[key] and len(ranks) == p and min(r[1] for r in ranks.values()) >= 0:
+                    out.append(max(r[1] for r in ranks.values()))
+    return out
+def hosts(p):
+    h = max(2, p // int(ppn))
+    return min(h, p)
+out = ["MPI's all-to-all between P processes started by MPICH's mpiexec over network namespaces standing for hosts (bench/alltoall.sh)",
+       f"placement: {ppn} ranks per namespace (1 for P = 2), every rank of a job started by mpiexec -n P (Hydra {mpich}), its rank from PMI",
+       "nd: bench/alltoall -mode nd: package mesh, shm between the ranks of a namespace, tcp between namespaces, every endpoint",
+       f"    of a provider on one completion queue; an idle rank polls for {spin}, then waits in Notify",
+       f"mpi: bench/alltoall/mpi/alltoall.c, MPI_Barrier then MPI_Alltoall (Debian's MPICH {mpich}, ch4:ucx, UCX_TLS={ucx_tls or '(UCX chooses)'})",
+       "exchange: the slowest rank's time from its release from the barrier until its part of the all-to-all completed; every byte checked",
+       f"median and quartiles of {reps} exchanges in each of {rounds} sweeps, the modes taking turns; nd/mpi: nd's median over mpi's (at most 1.00: target met)",
+       "wire-up: the slowest rank's time from just before mpiexec started until it left its first barrier over connected peers",
+       "  (nd: pmi.Init, mesh.Build, the first barrier round; mpi: MPI_Init, MPI_Barrier); median of the sweeps' runs of both sizes",
+       f"host: {cores} cores shared with other work, all P processes on them; commit {commit}",
        "",
-       f"{'P':>3} {'M':>6} {'mode':4} {'exchange us':>11} {'quartiles us':>19} {'bytes/s':>10} {'nd/go':>6}"]
+       f"{'P':>3} {'hosts':>5} {'M':>6} {'mode':4} {'exchange us':>11} {'quartiles us':>21} {'nd/mpi':>7}"]
 keys = set(runs) | set(failed)
 for p, m in sorted({(k[0], k[1]) for k in keys}):
     med = {}
-    for mode in ("nd", "go"):
+    for mode in modes:
         x = exchanges((p, m, mode))
         med[mode] = statistics.median(x) if x else None
-    for mode in ("nd", "go"):
+    for mode in modes:
         if (p, m, mode) not in keys:
             continue
         x = exchanges((p, m, mode))
         note = f"  ({len(failed[(p, m, mode)])} of {rounds} sweeps failed)" if failed[(p, m, mode)] else ""
+        if hung[(p, m, mode)]:
+            note += f"  ({len(hung[(p, m, mode)])} of {rounds} jobs hung after printing, killed)"
         if not x:
-            out.append(f"{p:>3} {m:>6} {mode:4} {'FAILED':>11}{note}")
+            out.append(f"{p:>3} {hosts(p):>5} {m:>6} {mode:4} {'FAILED':>11}{note}")
             continue
         q = statistics.quantiles(x, n=4) if len(x) > 1 else [x[0]] * 3
-        ratio = f"{med['nd']/med['go']:.2f}" if mode == "nd" and med["go"] else ""
+        ratio = ""
+        if mode == "nd" and med.get("mpi"):
+            r = med["nd"] / med["mpi"]
+            ratio = f"{r:.2f}" + (" met" if r <= 1 else " MISSED")
         quart = f"{q[0]/1e3:.1f} - {q[2]/1e3:.1f}"
-        out.append(f"{p:>3} {m:>6} {mode:4} {med[mode]/1e3:>11.1f} {quart:>19} {si(p*(p-1)*m/(med[mode]/1e9)):>9}B {ratio:>6}{note}")
+        out.append(f"{p:>3} {hosts(p):>5} {m:>6} {mode:4} {med[mode]/1e3:>11.1f} {quart:>21} {ratio:>7}{note}")
+out += ["", f"{'P':>3} {'hosts':>5} " + " ".join(f"{mode + ' wire-up ms':>16}" for mode in modes) + f" {'nd/mpi':>7}"]
+for p in sorted({k[0] for k in keys}):
+    w = {mode: wireups(p, mode) for mode in modes}
+    cells = " ".join(f"{statistics.median(w[mode])/1e6:>16.1f}" if w[mode] else f"{'-':>16}" for mode in modes)
+    ratio = ""
+    if w.get("nd") and w.get("mpi"):
+        r = statistics.median(w["nd"]) / statistics.median(w["mpi"])
+        ratio = f"{r:.2f}" + (" met" if r <= 1 else " MISSED")
+    out.append(f"{p:>3} {hosts(p):>5} {cells} {ratio:>7}")
 text = "\n".join(out) + "\n"
 print(text, end="")
 open(dst, "w").write(text)
