@@ -170,7 +170,8 @@ func (cl *Client) Size() int { return cl.size }
 func (cl *Client) Universe() int { return cl.universe }
 
 // AppNum is the index of this process's executable among those the
-// launcher started (mpiexec's "a : b" lists), 0 when there is one.
+// launcher started (mpiexec's "a : b" lists), 0 when there is one, as the
+// launcher reports it (Slurm says -1).
 func (cl *Client) AppNum() int { return cl.appnum }
 
 // JobID names the job's key-value space (PMI-1's kvsname, PMI-2's jobid);

@@ -453,3 +453,32 @@ func TestWatch(t *testing.T) {
 		t.Fatalf("cause %v, want ErrLauncherGone", err)
 	}
 }
+
+// TestV2PMIJobID: Slurm's PMI_JOBID goes back in fullinit as pmijobid,
+// and Slurm's appnum=-1 is reported as it is.
+func TestV2PMIJobID(t *testing.T) {
+	f, env := newFake(t, 0, 1)
+	go func() {
+		f.expect(false, "cmd=init pmi_version=2 pmi_subversion=0")
+		f.send("cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=0\n")
+		f.expect(true, "cmd=fullinit pmijobid=12.0 pmirank=0 threaded=FALSE")
+		f.send(v2frame("cmd=fullinit-response;rc=0;pmi-version=2;pmi-subversion=0;rank=0;size=1;appnum=-1;debugged=FALSE;pmiverbose=FALSE;"))
+		f.expect(true, "cmd=job-getid")
+		f.send(v2frame("cmd=job-getid-response;rc=0;jobid=12.0;"))
+		f.expect(true, "cmd=info-getjobattr key=universeSize")
+		f.send(v2frame("cmd=info-getjobattr-response;rc=0;found=TRUE;value=4;"))
+	}()
+	cl, err := Init(ctxT(t, 10*time.Second), &Config{LookupEnv: func(k string) (string, bool) {
+		if k == "PMI_JOBID" {
+			return "12.0", true
+		}
+		return env(k)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if cl.JobID() != "12.0" || cl.AppNum() != -1 || cl.Universe() != 4 {
+		t.Fatalf("job %q appnum %d universe %d", cl.JobID(), cl.AppNum(), cl.Universe())
+	}
+}

@@ -82,7 +82,7 @@ func (cl *Client) handshake(ctx context.Context, env func(string) (string, bool)
 	if cl.version == 1 {
 		err = cl.initV1(sync)
 	} else {
-		err = cl.initV2(ctx, sync)
+		err = cl.initV2(ctx, env, sync)
 	}
 	if err != nil {
 		return err
@@ -148,13 +148,21 @@ const (
 	v2MaxValue = 1024
 )
 
-func (cl *Client) initV2(ctx context.Context, sync syncFunc) error {
+func (cl *Client) initV2(ctx context.Context, env func(string) (string, bool), sync syncFunc) error {
 	// The rank comes from PMI_RANK, or from initack's set rank when the
 	// connection was made to PMI_PORT (Hydra wants pmirank either way).
 	if cl.rank < 0 {
 		return fmt.Errorf("pmi: PMI_FD is set but not PMI_RANK")
 	}
-	full := message{"fullinit", []attr{{"pmirank", strconv.Itoa(cl.rank)}, {"threaded", "FALSE"}}}
+	full := message{"fullinit", nil}
+	// Slurm names the job in PMI_JOBID and wants it back.
+	if jobid, ok := env("PMI_JOBID"); ok {
+		if err := checkToken("PMI_JOBID", jobid); err != nil {
+			return err
+		}
+		full.attrs = append(full.attrs, attr{"pmijobid", jobid})
+	}
+	full.attrs = append(full.attrs, attr{"pmirank", strconv.Itoa(cl.rank)}, attr{"threaded", "FALSE"})
 	ans, err := sync(full, true, "fullinit-response")
 	if err != nil {
 		return err
