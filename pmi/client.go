@@ -178,8 +178,10 @@ func (cl *Client) AppNum() int { return cl.appnum }
 // "singleton" for a job of one.
 func (cl *Client) JobID() string { return cl.jobID }
 
-// MaxKey and MaxValue are the longest key and value the launcher accepts.
-func (cl *Client) MaxKey() int   { return cl.maxKey }
+// MaxKey is the longest key, in bytes, the launcher accepts.
+func (cl *Client) MaxKey() int { return cl.maxKey }
+
+// MaxValue is the longest value, in bytes, the launcher accepts.
 func (cl *Client) MaxValue() int { return cl.maxValue }
 
 // Done is closed when the connection to the launcher ends: after Close or

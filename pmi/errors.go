@@ -12,6 +12,7 @@ type Error struct {
 	Msg  string // the launcher's msg or errmsg, if any
 }
 
+// Error reports the command, the launcher's code and its message.
 func (e *Error) Error() string {
 	if e.Msg != "" {
 		return fmt.Sprintf("pmi: %s: launcher answered rc=%d: %s", e.Op, e.Code, e.Msg)
