@@ -160,7 +160,7 @@ run() {
 	# UCX_TLS=tcp,self sometimes hangs in MPI_Finalize here).
 	local printed_at=
 	while kill -0 "$job_pid" 2>/dev/null; do
-		if [ -z "$printed_at" ] && [ "$(grep -c "^alltoall mode=$mode " "$log.out" || true)" = "$p" ]; then
+		if [ -z "$printed_at" ] && [ "$(grep -c "^alltoall mode=$mode " "$log.out" 2>/dev/null || true)" = "$p" ]; then
 			printed_at=$(date +%s)
 		fi
 		if [ -n "$printed_at" ] && [ $(($(date +%s) - printed_at)) -ge "$finalize_grace" ]; then
