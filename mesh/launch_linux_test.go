@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -142,8 +141,6 @@ func (j *job) checkNoOrphans(limit time.Duration) {
 		<-tick.C
 	}
 }
-
-var okLine = regexp.MustCompile(`^rank=(\d+) size=(\d+) version=(\d) ok local=(\d+) remote=(\d+)$`)
 
 // checkExchange checks that every rank of p reported the exchange with
 // the expected number of same-host and other-host peers.
