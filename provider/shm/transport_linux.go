@@ -182,7 +182,7 @@ func (t *transport) passive(pl *portListener, c *net.UnixConn) {
 }
 
 func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engine.LinkEvents) (engine.Link, error) {
-	if ra := d.Remote.Addr().Unmap(); !ra.IsLoopback() || (!slices.Contains(t.p.cfg.Addresses, ra) && !t.served(ra)) {
+	if ra := d.Remote.Addr().Unmap(); !slices.Contains(t.p.cfg.Addresses, ra) && !t.served(ra) {
 		return nil, nd.ErrBadNetworkName
 	}
 	raddr := &net.UnixAddr{Name: t.listenName(d.Remote.Addr().Unmap(), d.Protocol, d.Remote.Port()), Net: "unixpacket"}

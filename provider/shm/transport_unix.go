@@ -236,7 +236,7 @@ func (t *transport) passive(pl *portListener, c *net.UnixConn) {
 
 func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engine.LinkEvents) (engine.Link, error) {
 	ra := d.Remote.Addr().Unmap()
-	if !ra.IsLoopback() || (!slices.Contains(t.p.cfg.Addresses, ra) && !t.served(ra)) {
+	if !slices.Contains(t.p.cfg.Addresses, ra) && !t.served(ra) {
 		return nil, nd.ErrBadNetworkName
 	}
 	prefix, err := t.names()

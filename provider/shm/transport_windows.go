@@ -235,7 +235,7 @@ func (t *transport) passive(pl *portListener, pc *winipc.Conn) {
 
 func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engine.LinkEvents) (engine.Link, error) {
 	ra := d.Remote.Addr().Unmap()
-	if !ra.IsLoopback() || (!slices.Contains(t.p.cfg.Addresses, ra) && !t.served(ra)) {
+	if !slices.Contains(t.p.cfg.Addresses, ra) && !t.served(ra) {
 		return nil, nd.ErrBadNetworkName
 	}
 	var hold windows.Handle
