@@ -16,6 +16,7 @@
 //	nd rping (-s | -c) [-v] [-V] [-S SIZE] [-C COUNT] [-a ADDR] [-p PORT] [-provider NAME] [-crc]
 //	nd perf TEST [-s SIZE | -a] [-n ITERS | -D SEC] [-q QPS] [-t DEPTH] [-b] [--json]
 //	        [--plot FILE.png] [--server | ADDRESS[:PORT]]
+//	nd provider install [-dll PATH] [-transport tcp,shm] | uninstall | list
 //	nd help [COMMAND]
 //
 // Run "nd help COMMAND" or "nd COMMAND -h" for the flags of one command.
@@ -36,6 +37,7 @@ import (
 
 	"github.com/godirect/nd/cmd/nd/internal/ndtools"
 	"github.com/godirect/nd/cmd/nd/internal/perftest"
+	"github.com/godirect/nd/cmd/nd/internal/provider"
 	"github.com/godirect/nd/cmd/nd/internal/rping"
 	"github.com/godirect/nd/cmd/nd/internal/session"
 )
@@ -59,6 +61,7 @@ var commands = []command{
 	{"rdmapingpong", "RDMA Write ping-pong, polling the last byte (ndrpingpong)", ndtools.RdmapingpongFlags},
 	{"rping", "rdma-core's rping: RDMA Read/Write ping, wire-compatible with rping over siw", rping.Flags},
 	{"perf", "perftest's send/write/read _bw and _lat tests, with its columns, --json and --plot", perftest.Flags},
+	{"provider", "install, uninstall or list godirect's ND provider DLL in the Winsock catalog (Windows)", provider.Flags},
 }
 
 func main() {
