@@ -36,7 +36,7 @@ func newAdapter1(t *Transport, addr netip.Addr) (*Adapter1, nd.Status) {
 	return ad, nd.Success
 }
 
-func (ad *Adapter1) released() { ad.cancelPending() }
+func (ad *Adapter1) released() {}
 
 func (ad *Adapter1) finalize() {
 	ad.a.Close()

@@ -9,7 +9,8 @@ import (
 type Object interface {
 	// base returns the object's reference counts and overlapped requests.
 	base() *Base
-	// released runs once, when the consumer's last reference goes.
+	// released runs once, when the consumer's last reference goes, after
+	// the object's pending requests completed.
 	released()
 	// finalize runs once, when nothing refers to or depends on the object:
 	// it closes the object's nd resources and lets go of what it held.
@@ -110,7 +111,9 @@ func (b *Base) AddRef() uint32 {
 }
 
 // Release drops a consumer reference and returns the count left; on an
-// object whose references are gone it returns 0 and does nothing.
+// object whose references are gone it returns 0 and does nothing. The last
+// reference's Release returns once the object's pending requests are
+// complete.
 func (b *Base) Release() uint32 {
 	for {
 		r := b.refs.Load()
@@ -119,6 +122,12 @@ func (b *Base) Release() uint32 {
 		}
 		if b.refs.CompareAndSwap(r, r-1) {
 			if r == 1 {
+				// The consumer is done with the object: its pending
+				// requests are canceled and complete before Release
+				// returns, so that nothing writes the consumer's
+				// OVERLAPPEDs afterwards (ND's own tools free theirs
+				// right after releasing).
+				b.CancelOverlappedRequests()
 				b.self.released()
 			}
 			b.unhold()

@@ -23,7 +23,6 @@ type Connector1 struct {
 }
 
 func (cn *Connector1) released() {
-	cn.cancelPending()
 	go cn.c.Disconnect(context.Background()) // ErrConnectionInvalid if not connected
 }
 
@@ -222,7 +221,7 @@ type Listen1 struct {
 	l  nd.Listener
 }
 
-func (ls *Listen1) released() { ls.cancelPending() }
+func (ls *Listen1) released() {}
 func (ls *Listen1) finalize() {
 	ls.l.Close()
 	ls.ad.unhold()

@@ -30,7 +30,6 @@ type Connector2 struct {
 }
 
 func (cn *Connector2) released() {
-	cn.cancelPending()
 	cn.mu.Lock()
 	cur := cn.cur
 	cn.mu.Unlock()
@@ -273,7 +272,7 @@ type Listener2 struct {
 	listening bool
 }
 
-func (ls *Listener2) released() { ls.cancelPending() }
+func (ls *Listener2) released() {}
 func (ls *Listener2) finalize() {
 	ls.mu.Lock()
 	l := ls.l

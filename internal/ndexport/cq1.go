@@ -14,7 +14,7 @@ type CQ1 struct {
 	cq nd.CompletionQueue
 }
 
-func (q *CQ1) released() { q.cancelPending() }
+func (q *CQ1) released() {}
 func (q *CQ1) finalize() {
 	q.cq.Close()
 	q.ad.unhold()

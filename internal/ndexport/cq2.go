@@ -20,7 +20,7 @@ type CQ2 struct {
 	scratch []*nd.Result
 }
 
-func (q *CQ2) released() { q.cancelPending() }
+func (q *CQ2) released() {}
 func (q *CQ2) finalize() {
 	q.cq.Close()
 	q.ad.unhold()

@@ -13,9 +13,9 @@
 // and the references of the objects that depend on it (a queue pair holds
 // its completion queues and adapter; a pending overlapped request holds its
 // object). When the consumer's last reference goes, the object's pending
-// overlapped requests are canceled (a connector also disconnects); when
-// nothing depends on it any more it closes its nd object and lets go of
-// what it held. Releasing a parent before its children is therefore legal:
+// overlapped requests are canceled and complete before Release returns (a
+// connector also disconnects); when nothing depends on it any more it
+// closes its nd object and lets go of what it held. Releasing a parent before its children is therefore legal:
 // the parent lives on, unseen, until its last child is gone.
 //
 // # Overlapped requests

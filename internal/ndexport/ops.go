@@ -119,15 +119,6 @@ func (b *Base) CancelOverlappedRequests() nd.Status {
 	return nd.Success
 }
 
-// cancelPending cancels b's pending requests without waiting for them.
-func (b *Base) cancelPending() {
-	b.ops.mu.Lock()
-	defer b.ops.mu.Unlock()
-	for _, x := range b.ops.pending {
-		x.cancel()
-	}
-}
-
 // GetOverlappedResult is the ND status of the request that last used ov
 // (made of b or of another object: a consumer may ask any): ND_PENDING
 // while its nd call runs and wait is false; otherwise, once it is complete

@@ -28,7 +28,7 @@ type Region2 struct {
 	remote atomic.Uint32
 }
 
-func (r *Region2) released() { r.cancelPending() }
+func (r *Region2) released() {}
 func (r *Region2) finalize() {
 	r.mu.Lock()
 	mr, ra := r.mr, r.ra

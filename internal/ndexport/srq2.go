@@ -57,7 +57,7 @@ func (ad *Adapter2) CreateSharedReceiveQueue(iid ndabi.GUID, h uintptr, depth, m
 	return s, nd.Success
 }
 
-func (s *SRQ2) released() { s.cancelPending() }
+func (s *SRQ2) released() {}
 func (s *SRQ2) finalize() {
 	s.srq.Close()
 	s.flushCQ.Close()
