@@ -128,7 +128,24 @@ cases=(
 	"perf-nd-server-send_lat-D3           perf-server send_lat  off -D 3 -s 8"
 	"perf-nd-server-write_lat-D3          perf-server write_lat off -D 3 -s 8"
 	"perf-nd-server-read_lat-D3           perf-server read_lat  off -D 3 -s 8"
+	# write_lat's server writes first, to an initiator that asked for no
+	# ready-to-receive frame (siw's defaults): counts from perftest's least (5) up.
+	"perf-nd-server-write_lat-8x5         perf-server write_lat off -n 5 -s 8"
+	"perf-nd-server-write_lat-1x6         perf-server write_lat off -n 6 -s 1"
+	"perf-nd-server-write_lat-8x200       perf-server write_lat off -n 200 -s 8"
+	"perf-nd-server-write_lat-64x5000     perf-server write_lat off -n 5000 -s 64"
+	"perf-nd-server-crc-write_lat-8x200   perf-server write_lat on  -n 200 -s 8"
 )
+# Every test in both roles at sizes 1, 2, 8, 64, 4096 and 65536.
+for test in send_bw write_bw read_bw send_lat write_lat read_lat; do
+	for dir in perf-client perf-server; do
+		for size in 1 2 8 64 4096 65536; do
+			iters=200
+			[[ $test == *_bw ]] && iters=100
+			cases+=("${dir/perf-/perf-nd-}-$test-${size}x$iters $dir $test off -n $iters -s $size")
+		done
+	done
+done
 if [[ -n ${ND_CASES:-} ]]; then
 	selected=()
 	for c in "${cases[@]}"; do
@@ -283,15 +300,6 @@ perfcase() {
 	replies0=$(count "tcp src port $port and $REPLY")
 	creplies0=$(count "tcp src port $port and $REPLY_CRC")
 	rm -f srv.log cli.log
-	# An MPA responder sends nothing before the initiator's first FPDU
-	# (RFC 5044; RFC 6581's RTR exists for that), and perftest's write_lat
-	# server writes first: against a siw initiator nd perf's server can
-	# only start once siw sends an RTR, which it does in peer-to-peer mode.
-	local p2p=N note=
-	if [[ $dir == perf-server && $test == write_lat ]]; then
-		p2p=Y note=", siw peer_to_peer Y"
-	fi
-	echo $p2p >/sys/module/siw/parameters/peer_to_peer
 	if [[ $dir == perf-client ]]; then
 		srv="ib_$test -R"; cli="nd perf $test -R"
 		timeout $T ib_$test -d siw0 -R -F -p "$port" "${args[@]}" >srv.log 2>&1 & spid=$!
@@ -310,7 +318,6 @@ perfcase() {
 		kill $spid 2>/dev/null
 	fi
 	wait $spid; srv_rc=$?
-	echo N >/sys/module/siw/parameters/peer_to_peer
 	for i in 1 2 3 4 5; do # let tcpdump write the last MPA frame
 		sleep 0.2
 		replies=$(($(count "tcp src port $port and $REPLY") - replies0))
@@ -340,9 +347,9 @@ perfcase() {
 		reason+="an MPA reply has the C flag although nobody asked for CRC; "
 	fi
 	if [[ -z $reason ]]; then
-		echo "PASS $name ($cli -> $srv, ${args[*]}, crc $crc$note)"
+		echo "PASS $name ($cli -> $srv, ${args[*]}, crc $crc)"
 	else
-		echo "FAIL $name ($cli -> $srv, ${args[*]}, crc $crc$note): ${reason%; }"
+		echo "FAIL $name ($cli -> $srv, ${args[*]}, crc $crc): ${reason%; }"
 		echo "  client ($cli):"; tailof cli.log
 		echo "  server ($srv):"; tailof srv.log
 		echo "  kernel (siw):"; dmesg | grep -i siw | tail -n 6 | sed 's/^/    | /'

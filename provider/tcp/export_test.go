@@ -156,3 +156,17 @@ const ReceivePauseMax = receivePauseMax
 
 // ReceivePause is the receive pause in multiples of the empty poll.
 const ReceivePause = receivePause
+
+// SetReplyDelivery sets, until the test ends, how a passive link without a
+// ready-to-receive frame learns that its MPA reply was delivered: unacked
+// stands in for the socket's count of unacknowledged bytes (nil: the
+// socket's own), and settle and blind replace replySettle and replyBlind.
+func SetReplyDelivery(t interface{ Cleanup(func()) }, unacked func() (int, error), settle, blind time.Duration) {
+	oldSettle, oldBlind := replySettle, replyBlind
+	testUnacked, replySettle, replyBlind = unacked, settle, blind
+	t.Cleanup(func() { testUnacked, replySettle, replyBlind = nil, oldSettle, oldBlind })
+}
+
+// ErrUnackedUnknown is what a socket that does not report unacknowledged
+// bytes answers.
+var ErrUnackedUnknown = errUnackedUnknown

@@ -306,7 +306,12 @@ func (l *link) Accept(ird, ord int, privateData []byte) error {
 	if !rep.PeerToPeer {
 		// A peer that does not send a ready-to-receive frame (siw) is
 		// connected once the reply is out; our first frames wait for its
-		// first one.
+		// first one or for the reply's delivery (reply_delivery.go).
+		l.mu.Lock()
+		if !l.closing && l.holdTx {
+			l.armReplyDeliveryLocked()
+		}
+		l.mu.Unlock()
 		events.Ready()
 	}
 	return nil

@@ -59,6 +59,7 @@ type link struct {
 	handledRound uint64
 	rtrTimer     *time.Timer // passive: ends a handshake whose ready-to-receive frame never comes (mu)
 	rtrNudge     *time.Timer // active: repeats a foreign peer's ready-to-receive nudge (mu; rtr_nudge.go)
+	replyTimer   *time.Timer // passive without a ready-to-receive frame: watches the reply's delivery (mu; reply_delivery.go)
 
 	// The transmitter: snd, wst, txBatch (the jobs being sent) and tail
 	// (bytes of an inline send the socket did not take yet; tailPending
@@ -81,7 +82,7 @@ type link struct {
 	term          *iwarp.Terminate // to send before closing
 	replied       bool             // passive: the MPA reply is out
 	awaitRTR      bool             // passive: waiting for the peer's ready-to-receive frame
-	holdTx        bool             // passive: nothing leaves before the first inbound FPDU
+	holdTx        bool             // passive: nothing leaves before the first inbound FPDU (or the reply's delivery: reply_delivery.go)
 	writerStarted bool
 	rtrSent       bool // active: the ready-to-receive frame is written (or encoded for the socket)
 	tailPending   bool
@@ -357,6 +358,9 @@ func (l *link) shutdown(status nd.Status, term *iwarp.Terminate, notify bool) {
 	}
 	if l.rtrNudge != nil {
 		l.rtrNudge.Stop()
+	}
+	if l.replyTimer != nil {
+		l.replyTimer.Stop()
 	}
 	l.mu.Unlock()
 	l.takeDeferred() // out of the held list; the writer ends

@@ -239,10 +239,9 @@ and -q (bw tests, as perftest); "--server -R" serves one perftest or nd perf
 -R client, and pairs the client's -q connections with its own in the order
 their requests arrive. By time (-D) the latency columns are #bytes #iterations t_avg[usec] tps average,
 counted between a margin of a quarter of the duration at either end.
-perftest's write_lat server writes first; over iWARP the passive side may
-send nothing before the active side's first frame (RFC 5044), so
-"write_lat -R --server" needs a client that sends a ready-to-receive frame
-(siw does in peer-to-peer mode).
+perftest's write_lat server writes first: over provider tcp its first Write
+leaves once the client's TCP acknowledged the MPA reply (or the client's
+first frame came), which serves siw's defaults and siw in peer-to-peer mode.
 
 Bandwidth columns (MB is 2^20 bytes, as perftest; Gb is 10^9 bits):
   #bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]
