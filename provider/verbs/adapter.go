@@ -66,6 +66,7 @@ func newAdapter(p *Provider, addr netip.Addr, ctx cContext, port int) (*Adapter,
 	if err != nil {
 		return nil, &nd.OpError{Op: "OpenAdapter", Status: nd.ErrDeviceNotReady, Err: err}
 	}
+	guardKeys(ctx, d)
 	pd, err := allocPD(ctx)
 	if err != nil {
 		return nil, &nd.OpError{Op: "OpenAdapter", Status: nd.ErrInsufficientResources, Err: err}

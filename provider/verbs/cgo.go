@@ -125,6 +125,15 @@ func allocPD(ctx cContext) (cPD, error) {
 
 func deallocPD(pd cPD) { C.ibv_dealloc_pd(pd) }
 
+// creationErr is the error of a creation that failed with errno e: 0 says
+// the device's library failed without setting errno.
+func creationErr(e C.int) error {
+	if e == 0 {
+		return errLibrarySilent
+	}
+	return syscall.Errno(e)
+}
+
 func errnoOr(err error, def syscall.Errno) error {
 	if err != nil {
 		return err
@@ -188,9 +197,18 @@ func createCQ(ctx cContext, n int) (cCQ, cChan, int, error) {
 	var e C.int
 	cq := C.nd_create_cq(ctx, C.int(n), &ch, &e)
 	if cq == nil {
-		return nil, nil, 0, syscall.Errno(e)
+		return nil, nil, 0, creationErr(e)
 	}
 	return cq, ch, int(ch.fd), nil
+}
+
+// createKeyGuard creates a completion queue of n entries that is never
+// destroyed (siw_key_guard.go).
+func createKeyGuard(ctx cContext, n int) error {
+	if cq, err := C.nd_siw_key_guard(ctx, C.int(n)); cq == nil {
+		return errnoOr(err, syscall.ENOMEM)
+	}
+	return nil
 }
 
 func destroyCQ(cq cCQ, ch cChan) {
@@ -228,7 +246,7 @@ func createQP(pd cPD, scq, rcq cCQ, srq cSRQ, sq, rq, ssge, rsge, inline int) (c
 	}
 	qp := C.nd_create_qp(pd, scq, rcq, srq, C.int(sq), C.int(rq), C.int(ssge), C.int(rsge), C.int(inline), &got, &e)
 	if qp == nil {
-		return nil, 0, 0, syscall.Errno(e)
+		return nil, 0, 0, creationErr(e)
 	}
 	return qp, uint32(qp.qp_num), int(got), nil
 }
@@ -250,7 +268,7 @@ func createSRQ(pd cPD, wr, sge int, h uintptr) (cSRQ, error) {
 	var e C.int
 	s := C.nd_create_srq(pd, C.int(wr), C.int(sge), C.uintptr_t(h), &e)
 	if s == nil {
-		return nil, syscall.Errno(e)
+		return nil, creationErr(e)
 	}
 	return s, nil
 }

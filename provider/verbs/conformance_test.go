@@ -221,6 +221,8 @@ var skips = []struct{ pattern, reason string }{
 		"siw initiator: provider/tcp refuses the access with a Terminate that siw does not report to user space (its request is flushed)"},
 	{"TestMixed/siw.*/verbs-active/Memory/(WindowReuse|CloseInvalidatesWindow|WindowBoundToEndpoint|SendAndInvalidate)",
 		"siw initiator: a refused access through a stale or foreign window is reported as a flush (see AccessViolation)"},
+	{"TestMixed/siw.*/verbs-active/Memory/RemoteAccess/(Rights|Close)",
+		"siw initiator: a Write through provider/tcp's read-only remote access, or a Read after it closed, is refused with a Terminate, which siw takes for a reset (siw_proc_terminate): the request is flushed, not failed ND_ACCESS_VIOLATION"},
 	{"TestMixed/siw.*/tcp-active/Connection/Reject/ByActive",
 		"siw target: provider/tcp asks for a ready-to-receive frame, so siw's Accept waits for it; the active side's Reject (a Terminate, then the TCP close) produces no rdma_cm event at all, and the rdma_disconnect that ends the timed-out Accept then blocks in the kernel for good"},
 	{"TestMixed/siw.*/tcp-active/Send/SolicitedEvent",

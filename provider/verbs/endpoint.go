@@ -4,6 +4,7 @@ package verbs
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -153,11 +154,11 @@ func (e *endpoint) attach(id cID) error {
 	qp, qpn, inl, err := createQP(e.a.pd, e.out.hw, e.in.hw, hwSRQ, e.lim.OutboundEntries*e.perRead(), e.lim.InboundEntries,
 		min(max(e.lim.OutboundSGE, 1), e.a.dev.maxSGE), max(e.lim.InboundSGE, 1), e.a.dev.maxInline)
 	if err != nil {
-		return &nd.OpError{Op: "Connect", Status: nd.ErrInsufficientResources, Err: err}
+		return &nd.OpError{Op: "Connect", Status: nd.ErrInsufficientResources, Err: fmt.Errorf("ibv_create_qp: %w", err)}
 	}
 	if err := qpModify(id, qp, qpsInit, -1, -1); err != nil {
 		destroyQP(qp)
-		return &nd.OpError{Op: "Connect", Status: nd.ErrInsufficientResources, Err: err}
+		return &nd.OpError{Op: "Connect", Status: nd.ErrInsufficientResources, Err: fmt.Errorf("moving the queue pair to INIT: %w", err)}
 	}
 	e.qp, e.qpn, e.qpInline = qp, qpn, inl
 	if e.srq != nil {

@@ -166,6 +166,16 @@ static inline int nd_reject(struct rdma_cm_id *id, const void *pd, int len) {
 	return rdma_reject(id, len ? pd : NULL, (uint8_t)len) ? errno : 0;
 }
 
+/* The creations below clear errno first: a device library that fails
+ * without setting it leaves 0 (libsiw's refused key, siw_key_guard.go),
+ * which errno left over from an earlier call would hide. */
+
+/* nd_siw_key_guard creates a completion queue of n entries and no channel
+ * (siw_key_guard.go). */
+static inline struct ibv_cq *nd_siw_key_guard(struct ibv_context *ctx, int n) {
+	return ibv_create_cq(ctx, n, NULL, NULL, 0);
+}
+
 static inline struct ibv_qp *nd_create_qp(struct ibv_pd *pd, struct ibv_cq *scq, struct ibv_cq *rcq, struct ibv_srq *srq,
 		int sq, int rq, int ssge, int rsge, int inl, int *granted_inline, int *err) {
 	struct ibv_qp_init_attr a;
@@ -180,6 +190,7 @@ static inline struct ibv_qp *nd_create_qp(struct ibv_pd *pd, struct ibv_cq *scq,
 	a.cap.max_send_sge = ssge;
 	a.cap.max_recv_sge = rsge;
 	a.cap.max_inline_data = inl;
+	errno = 0;
 	struct ibv_qp *qp = ibv_create_qp(pd, &a);
 	if (!qp) { *err = errno; return NULL; }
 	*granted_inline = a.cap.max_inline_data;
@@ -214,6 +225,7 @@ static inline struct ibv_cq *nd_create_cq(struct ibv_context *ctx, int n, struct
 	if (!ch) { *err = errno; return NULL; }
 	int rc = nd_set_nonblock(ch->fd);
 	if (rc) { *err = -rc; ibv_destroy_comp_channel(ch); return NULL; }
+	errno = 0;
 	struct ibv_cq *cq = ibv_create_cq(ctx, n, NULL, ch, 0);
 	if (!cq) { *err = errno; ibv_destroy_comp_channel(ch); return NULL; }
 	*chp = ch;
@@ -228,6 +240,7 @@ static inline struct ibv_srq *nd_create_srq(struct ibv_pd *pd, int wr, int sge, 
 	a.srq_context = (void *)h;
 	a.attr.max_wr = wr;
 	a.attr.max_sge = sge;
+	errno = 0;
 	struct ibv_srq *s = ibv_create_srq(pd, &a);
 	if (!s) { *err = errno; return NULL; }
 	return s;
