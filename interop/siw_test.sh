@@ -132,7 +132,6 @@ cases=(
 	# ready-to-receive frame (siw's defaults): counts from perftest's least (5) up.
 	"perf-nd-server-write_lat-8x5         perf-server write_lat off -n 5 -s 8"
 	"perf-nd-server-write_lat-1x6         perf-server write_lat off -n 6 -s 1"
-	"perf-nd-server-write_lat-8x200       perf-server write_lat off -n 200 -s 8"
 	"perf-nd-server-write_lat-64x5000     perf-server write_lat off -n 5000 -s 64"
 	"perf-nd-server-crc-write_lat-8x200   perf-server write_lat on  -n 200 -s 8"
 )
