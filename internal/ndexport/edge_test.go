@@ -98,11 +98,11 @@ func TestTimeoutV1(t *testing.T) {
 func TestSharedReceiveQueue(t *testing.T) {
 	tr := transports(t)[0]
 	srv := openV2(t, tr)
-	srq, st := srv.ad.CreateSharedReceiveQueue(ndabi.IIDIND2SharedReceiveQueue, srv.fh, 0, 1, 0)
+	_, st := srv.ad.CreateSharedReceiveQueue(ndabi.IIDIND2SharedReceiveQueue, srv.fh, 0, 1, 0)
 	want(t, "SRQ of depth 0", st, nd.ErrInvalidParameter3)
 	_, st = srv.ad.CreateSharedReceiveQueue(ndabi.IIDIND2SharedReceiveQueue, srv.fh, 4, 1, 5)
 	want(t, "SRQ threshold beyond depth", st, nd.ErrInvalidParameter5)
-	srq, st = srv.ad.CreateSharedReceiveQueue(ndabi.IIDIND2SharedReceiveQueue, srv.fh, 4, 1, 2)
+	srq, st := srv.ad.CreateSharedReceiveQueue(ndabi.IIDIND2SharedReceiveQueue, srv.fh, 4, 1, 2)
 	want(t, "CreateSharedReceiveQueue", st, nd.Success)
 	var qps [2]*QueuePair2
 	for i := range qps {

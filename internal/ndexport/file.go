@@ -1,8 +1,6 @@
 package ndexport
 
 import (
-	"sync/atomic"
-
 	"github.com/godirect/nd"
 	"github.com/godirect/nd/internal/ndabi"
 )
@@ -39,7 +37,3 @@ func succeeded(st nd.Status) bool { return int32(st) >= 0 }
 
 // statusCancelled is the NTSTATUS of a completion of the failure class.
 const statusCancelled = uintptr(nd.ErrCanceled)
-
-// loadInternal reads ov.Internal, which the kernel and the consumer may
-// write while this package reads it.
-func loadInternal(ov *ndabi.Overlapped) uintptr { return atomic.LoadUintptr(&ov.Internal) }

@@ -16,6 +16,10 @@ import (
 	"github.com/godirect/nd/internal/ndabi"
 )
 
+// loadInternal reads ov.Internal, which the kernel and the consumer may
+// write while this package reads it.
+func loadInternal(ov *ndabi.Overlapped) uintptr { return atomic.LoadUintptr(&ov.Internal) }
+
 // pipeFile is an overlapped file on Windows: the server end of a named pipe
 // that only this process opened. The consumer gets the server end's handle;
 // the provider keeps a duplicate of it and the pipe's client end. To

@@ -139,19 +139,6 @@ func (t *regions[T]) remove(name uint32) (v T, ok bool) {
 	return v, true
 }
 
-// all returns everything named now.
-func (t *regions[T]) all() []T {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	var vs []T
-	for _, s := range t.slots {
-		if s.used {
-			vs = append(vs, s.v)
-		}
-	}
-	return vs
-}
-
 // sizeProtocol is the width of a size the consumer passes by pointer: ND
 // v1's SIZE_T, ND v2's ULONG.
 type sizeProtocol interface{ ~uint32 | ~uintptr }

@@ -118,9 +118,9 @@ func (s *v1Side) expect(t *testing.T, res *nd.Result, st nd.Status, n int) {
 func connectV1(t *testing.T, srv, cli *v1Side) *Listen1 {
 	t.Helper()
 	var port uint16
-	ls, st := srv.ad.Listen(0, 6, 0, nil)
+	_, st := srv.ad.Listen(0, 6, 0, nil)
 	want(t, "Listen without pAssignedPort", st, nd.ErrInvalidParameterMix)
-	ls, st = srv.ad.Listen(0, 6, 0, &port)
+	ls, st := srv.ad.Listen(0, 6, 0, &port)
 	want(t, "Listen", st, nd.Success)
 	// The passive side's connector is its own (srv.conn gets the request).
 	var lov, cov, aov, ccov ndabi.Overlapped
