@@ -24,6 +24,7 @@ type Connector2 struct {
 
 	mu    sync.Mutex
 	cur   *engine.Connector
+	curQP *QueuePair2 // the queue pair whose connector cur is, held (holdConn)
 	qp    *QueuePair2
 	local netip.AddrPort // Bind's
 	bound bool
@@ -40,7 +41,28 @@ func (cn *Connector2) released() {
 
 func (cn *Connector2) finalize() {
 	cn.own.Close()
+	cn.mu.Lock()
+	held := cn.curQP
+	cn.curQP = nil
+	cn.mu.Unlock()
+	if held != nil {
+		held.releaseConn()
+	}
 	cn.ad.unhold()
+}
+
+// carry makes qp's connector the one that carries cn's connection (cn.mu
+// held): cn holds it, so that its calls keep answering for the connection
+// after the consumer released qp; it returns the queue pair cn held
+// before, for the caller to release (releaseConn) once cn.mu is unlocked.
+func (cn *Connector2) carry(qp *QueuePair2) (old *QueuePair2) {
+	old = cn.curQP
+	if old == qp {
+		return nil
+	}
+	qp.holdConn()
+	cn.cur, cn.curQP = qp.conn, qp
+	return old
 }
 
 // current is the connector that carries cn's connection now.
@@ -93,11 +115,16 @@ func (ad *Adapter2) readLimits(ird, ord uint32) (int, int) {
 // connector; ND_CONNECTION_ACTIVE when cn already has one.
 func (cn *Connector2) take(qp *QueuePair2) nd.Status {
 	cn.mu.Lock()
-	defer cn.mu.Unlock()
 	if cn.qp != nil {
+		cn.mu.Unlock()
 		return nd.ErrConnectionActive
 	}
-	cn.qp, cn.cur = qp, qp.conn
+	cn.qp = qp
+	old := cn.carry(qp)
+	cn.mu.Unlock()
+	if old != nil {
+		old.releaseConn()
+	}
 	return nd.Success
 }
 
@@ -199,8 +226,12 @@ func (cn *Connector2) Accept(qp *QueuePair2, ird, ord uint32, pd unsafe.Pointer,
 		cn.mu.Unlock()
 		return status(err)
 	}
-	cn.qp, cn.cur = qp, qp.conn
+	cn.qp = qp
+	old := cn.carry(qp)
 	cn.mu.Unlock()
+	if old != nil {
+		old.releaseConn()
+	}
 	return cn.start(cn.file, ov, nd.ErrInvalidParameter6, func(ctx context.Context) nd.Status {
 		return status(qp.conn.Accept(ctx, qp.ep, data))
 	})

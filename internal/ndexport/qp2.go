@@ -2,6 +2,7 @@ package ndexport
 
 import (
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/godirect/nd"
@@ -21,6 +22,11 @@ type QueuePair2 struct {
 	context  uintptr
 	conn     *engine.Connector
 	ep       *engine.Endpoint
+	// connRefs counts the queue pair and the IND2Connectors whose calls go
+	// to conn (Connector2.carry): the last to go closes conn, so that a
+	// connector still answers for its connection (its private data, its
+	// end) after the consumer released the queue pair.
+	connRefs atomic.Int32
 
 	sendMu  sync.Mutex
 	sendSGL []nd.SGE
@@ -130,6 +136,7 @@ func (ad *Adapter2) createQueuePair(iid ndabi.GUID, rcq, icq *CQ2, srq *SRQ2, co
 	} else {
 		qp.recvSGL, qp.in = make([]nd.SGE, lim.InboundSGE), newRing(lim.InboundEntries)
 	}
+	qp.connRefs.Store(1)
 	qp.init(qp)
 	ad.hold()
 	rcq.hold()
@@ -141,8 +148,21 @@ func (ad *Adapter2) createQueuePair(iid ndabi.GUID, rcq, icq *CQ2, srq *SRQ2, co
 }
 
 func (qp *QueuePair2) released() {}
+
+// holdConn adds a user of the queue pair's connector.
+func (qp *QueuePair2) holdConn() { qp.connRefs.Add(1) }
+
+// releaseConn drops a user of the queue pair's connector; the last closes
+// it.
+func (qp *QueuePair2) releaseConn() {
+	if qp.connRefs.Add(-1) == 0 {
+		qp.conn.Close()
+	}
+}
+
 func (qp *QueuePair2) finalize() {
-	qp.conn.Close()
+	qp.ep.Close() // the connection ends; its requests complete ND_CANCELED
+	qp.releaseConn()
 	qp.rcq.unhold()
 	qp.icq.unhold()
 	if qp.srq != nil {

@@ -309,3 +309,40 @@ func TestV2(t *testing.T) {
 		})
 	}
 }
+
+// TestV2ConnectorOutlivesQueuePair releases the active side's queue pair
+// with the connection up: the connector that carried it still answers for
+// it (read limits, private data) rather than ND_INVALID_HANDLE, and both
+// sides learn that it ended.
+func TestV2ConnectorOutlivesQueuePair(t *testing.T) {
+	for _, tr := range transports(t) {
+		t.Run(tr.Name, func(t *testing.T) {
+			base := Live()
+			srv, cli := openV2(t, tr), openV2(t, tr)
+			ls := connectV2(t, srv, cli)
+			cli.qp.Release()
+			var ird, ord uint32
+			want(t, "GetReadLimits after the queue pair's release", cli.conn.GetReadLimits(&ird, &ord), nd.Success)
+			if ird != 2 || ord != 2 {
+				t.Fatalf("read limits %d %d, want 2 2", ird, ord)
+			}
+			n := uint32(0)
+			want(t, "GetPrivateData after the queue pair's release", cli.conn.GetPrivateData(nil, &n), nd.Success)
+			for _, s := range []*v2Side{cli, srv} {
+				var nov ndabi.Overlapped
+				want(t, "NotifyDisconnect", s.conn.NotifyDisconnect(&nov), nd.Pending)
+				finish(t, "NotifyDisconnect", &s.conn.Base, &nov, nd.Success)
+				packet(t, s.file, &nov, nd.Success)
+			}
+			ls.Release()
+			srv.qp.Release()
+			for _, s := range []*v2Side{srv, cli} {
+				s.conn.Release()
+				s.mr.Release()
+				s.cq.Release()
+				s.ad.Release()
+			}
+			waitLive(t, base)
+		})
+	}
+}
