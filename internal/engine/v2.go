@@ -39,6 +39,20 @@ func (ep *Endpoint) SetReadLimits(ird, ord int) error {
 	return nil
 }
 
+// SetBacklog bounds the requests that wait for GetConnectionRequest to n
+// (0: no bound) from now on, as ND v2's IND2Listener::Listen(backlog)
+// does after Bind took the port: requests beyond it are refused;
+// requests already waiting stay. A negative n is ErrInvalidParameter1.
+func (l *Listener) SetBacklog(n int) error {
+	if n < 0 {
+		return nd.ErrInvalidParameter1
+	}
+	l.mu.Lock()
+	l.backlog = n
+	l.mu.Unlock()
+	return nil
+}
+
 // HandOver moves the connection request that GetConnectionRequest bound to
 // c, not yet accepted or rejected, to dst: an idle connector of the same
 // adapter, whose endpoint then accepts it. Afterwards c is idle again and

@@ -290,8 +290,9 @@ func (cn *Connector2) Disconnect(ov *ndabi.Overlapped) nd.Status {
 }
 
 // Listener2 is ND v2's IND2Listener. Bind takes the port (an nd listener
-// with no backlog limit); Listen lets GetConnectionRequest hand out the
-// requests, including those that came in between.
+// with no backlog limit); Listen sets the backlog and lets
+// GetConnectionRequest hand out the requests, including those that came
+// in between.
 type Listener2 struct {
 	Base
 	ad   *Adapter2
@@ -342,13 +343,17 @@ func (ls *Listener2) Bind(addr unsafe.Pointer, n uintptr) nd.Status {
 	return nd.Success
 }
 
-// Listen is IND2Listener::Listen (the backlog is not limited: ND lets a
-// provider clamp it).
+// Listen is IND2Listener::Listen: requests beyond backlog that wait for
+// GetConnectionRequest are refused from now on (0: no bound; beyond 2^31,
+// none either).
 func (ls *Listener2) Listen(backlog uint32) nd.Status {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	if ls.l == nil {
 		return nd.ErrInvalidDeviceState
+	}
+	if el, ok := ls.l.(*engine.Listener); ok && backlog <= 1<<31 {
+		el.SetBacklog(int(backlog))
 	}
 	ls.listening = true
 	return nd.Success

@@ -3,6 +3,7 @@ package ndexport
 import (
 	"net/netip"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/godirect/nd"
@@ -338,6 +339,62 @@ func TestV2ConnectorOutlivesQueuePair(t *testing.T) {
 			srv.qp.Release()
 			for _, s := range []*v2Side{srv, cli} {
 				s.conn.Release()
+				s.mr.Release()
+				s.cq.Release()
+				s.ad.Release()
+			}
+			waitLive(t, base)
+		})
+	}
+}
+
+// TestV2ListenBacklog: IND2Listener::Listen(1) refuses a second request
+// while the first waits for GetConnectionRequest.
+func TestV2ListenBacklog(t *testing.T) {
+	for _, tr := range transports(t) {
+		t.Run(tr.Name, func(t *testing.T) {
+			base := Live()
+			srv, c1, c2 := openV2(t, tr), openV2(t, tr), openV2(t, tr)
+			ls, st := srv.ad.CreateListener(ndabi.IIDIND2Listener, srv.fh)
+			want(t, "CreateListener", st, nd.Success)
+			any := sockaddr(netip.AddrPortFrom(netip.IPv4Unspecified(), 0))
+			want(t, "listener Bind", ls.Bind(ptr(any), uintptr(len(any))), nd.Success)
+			want(t, "Listen(1)", ls.Listen(1), nd.Success)
+			var la [16]byte
+			n := uint32(len(la))
+			want(t, "listener GetLocalAddress", ls.GetLocalAddress(unsafe.Pointer(&la), &n), nd.Success)
+			dest := la[:n]
+			// Two requests: whichever arrives second is refused, the
+			// other waits in the backlog until the listener goes.
+			var ovs [2]ndabi.Overlapped
+			cs := []*v2Side{c1, c2}
+			done := make(chan int, 2)
+			for i, c := range cs {
+				want(t, "Connect", c.conn.Connect(c.qp, ptr(dest), uintptr(len(dest)), 0, 0, nil, 0, &ovs[i]), nd.Pending)
+				go func() {
+					c.conn.GetOverlappedResult(&ovs[i], true)
+					done <- i
+				}()
+			}
+			var refused int
+			select {
+			case refused = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("neither Connect was refused within 10 s: a backlog of 1 must refuse one of two requests")
+			}
+			waiting := 1 - refused
+			finish(t, "the Connect beyond the backlog", &cs[refused].conn.Base, &ovs[refused], nd.ErrConnectionRefused)
+			packet(t, cs[refused].file, &ovs[refused], nd.ErrConnectionRefused)
+			if st := cs[waiting].conn.GetOverlappedResult(&ovs[waiting], false); st != nd.Pending {
+				t.Fatalf("the Connect in the backlog = %v; want it pending", st)
+			}
+			ls.Release()
+			<-done
+			finish(t, "the waiting Connect after the listener's release", &cs[waiting].conn.Base, &ovs[waiting], nd.ErrConnectionRefused)
+			packet(t, cs[waiting].file, &ovs[waiting], nd.ErrConnectionRefused)
+			for _, s := range []*v2Side{srv, c1, c2} {
+				s.conn.Release()
+				s.qp.Release()
 				s.mr.Release()
 				s.cq.Release()
 				s.ad.Release()
