@@ -63,11 +63,22 @@ var suite = []group{
 // allow two adapters opened on its addresses to connect to each other.
 // Each case runs as the subtest Group/Name; a case that fails logs the
 // rule of ND it checks.
-func Run(t *testing.T, p nd.Provider) {
+func Run(t *testing.T, p nd.Provider) { RunSkipping(t, p, nil) }
+
+// RunSkipping is Run with a provider's known differences skipped: skip,
+// when not nil, is asked with each case's name under Run ("Group/Name")
+// and a case for which it returns a reason is skipped (t.Skip) with it,
+// so that each difference is counted and named in the test's output.
+func RunSkipping(t *testing.T, p nd.Provider, skip func(name string) (reason string)) {
 	for _, g := range suite {
 		t.Run(g.Name, func(t *testing.T) {
 			for _, c := range g.Cases {
 				t.Run(c.Name, func(t *testing.T) {
+					if skip != nil {
+						if reason := skip(g.Name + "/" + c.Name); reason != "" {
+							t.Skip(reason)
+						}
+					}
 					t.Cleanup(func() {
 						if t.Failed() {
 							t.Logf("the rule checked: %s", c.Rule)
