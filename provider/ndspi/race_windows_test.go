@@ -1,0 +1,5 @@
+//go:build windows && race
+
+package ndspi_test
+
+const raceEnabled = true
