@@ -305,10 +305,18 @@ func (s *system) installed(p *Provider) ([]Installed, error) {
 			continue
 		}
 		for _, b := range s.backends {
-			if b.id == out[i].ID && strings.EqualFold(b.path, out[i].Path) {
-				out[i].Addresses, out[i].Err = b.addresses()
-				break
+			if b.id != out[i].ID || !strings.EqualFold(b.path, out[i].Path) {
+				continue
 			}
+			out[i].Addresses, out[i].Err = b.addresses()
+			if len(out[i].Addresses) > 0 {
+				if a, err := openAdapter(p, b, out[i].Addresses[0]); err == nil {
+					info, _ := a.Query()
+					out[i].Limits = &info
+					a.Close()
+				}
+			}
+			break
 		}
 	}
 	return out, nil

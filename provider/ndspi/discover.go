@@ -24,7 +24,7 @@ type candidate struct {
 // %NAME% strings (case-insensitive on Windows).
 func candidates(cfg Config, entries []ndcatalog.Entry, lookup func(string) (string, bool)) []candidate {
 	if cfg.DLL != "" {
-		c := candidate{ID: cfg.Class, Name: cfg.DLL, RawPath: cfg.DLL, Path: ndcatalog.ExpandPath(cfg.DLL, lookup)}
+		c := candidate{ID: cfg.Class, RawPath: cfg.DLL, Path: ndcatalog.ExpandPath(cfg.DLL, lookup)}
 		switch cfg.Version {
 		case 0:
 			c.Versions = []int{2, 1}

@@ -47,8 +47,8 @@ func TestCandidates(t *testing.T) {
 		{"ND v2 only", Config{Version: 2}, `11111111 A C:\Windows\System32\a.dll [2]; 0C0C0C0C C %UNSET%\c.dll [2]`},
 		{"one class", Config{Class: idA}, `11111111 A C:\Windows\System32\a.dll [2 1]`},
 		{"one class, a version it lacks", Config{Class: idB, Version: 2}, ``},
-		{"a DLL by path, v2 then v1", Config{DLL: `%ND%\x.dll`, Class: idC}, `0C0C0C0C %ND%\x.dll D:\nd\x.dll [2 1]`},
-		{"a DLL by path, v1", Config{DLL: `x.dll`, Class: idC, Version: 1, Catalog: catalog}, `0C0C0C0C x.dll x.dll [1]`},
+		{"a DLL by path, v2 then v1", Config{DLL: `%ND%\x.dll`, Class: idC}, `0C0C0C0C  D:\nd\x.dll [2 1]`},
+		{"a DLL by path, v1", Config{DLL: `x.dll`, Class: idC, Version: 1, Catalog: catalog}, `0C0C0C0C  x.dll [1]`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := show(candidates(c.cfg, catalog, env))

@@ -82,7 +82,7 @@ func (p *Provider) Installed() ([]Installed, error) {
 type Installed struct {
 	// ID is the provider's class id (its catalog entries' ProviderId).
 	ID ndabi.GUID
-	// Name is its catalog name (for a DLL given by path, the path).
+	// Name is its catalog name (empty for a DLL given by path).
 	Name string
 	// Path is its DLL, environment strings expanded.
 	Path string
@@ -91,6 +91,9 @@ type Installed struct {
 	Version int
 	// Addresses are the addresses it serves (QueryAddressList).
 	Addresses []netip.Addr
+	// Limits are what Query reports for its adapter of its first
+	// address (nil when it serves none, or the adapter did not open).
+	Limits *nd.AdapterInfo
 	// Err is why the provider cannot be used: its DLL did not load, lacks
 	// DllGetClassObject, serves no ND provider for its class id, or its
 	// address list failed.

@@ -3,15 +3,18 @@ package ndtools
 // nd info: the ND SDK's ndadapterinfo.
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"math/bits"
 	"net/netip"
+	"strings"
 
 	"github.com/godirect/nd"
 	"github.com/godirect/nd/cmd/nd/internal/session"
+	"github.com/godirect/nd/provider/ndspi"
 )
 
 // InfoFlags defines the flags of nd info.
@@ -46,8 +49,16 @@ func InfoFlags(stdout, stderr io.Writer) (*flag.FlagSet, session.RunFunc) {
 }
 
 // info prints the provider's addresses and the adapter info for addr (the
-// provider's first address if addr is the zero Addr).
+// provider's first address if addr is the zero Addr). For provider ndspi
+// it first lists each ND provider found (installedInfo).
 func info(w io.Writer, providerName string, addr netip.Addr) error {
+	if sp, ok := nd.OpenProvider(providerName); ok == nil {
+		if p, isNDSPI := sp.(*ndspi.Provider); isNDSPI {
+			if err := installedInfo(w, p); err != nil {
+				return err
+			}
+		}
+	}
 	p, addrs, err := session.OpenProvider(providerName)
 	if err != nil {
 		return err
@@ -77,6 +88,54 @@ func info(w io.Writer, providerName string, addr netip.Addr) error {
 	fmt.Fprintln(w)
 	printAdapterInfo(w, ai)
 	return nil
+}
+
+// installedInfo lists the ND providers provider ndspi found: each one's
+// class id, name, DLL, ND version and addresses, and its adapter's limits
+// (printAdapterInfo, indented), or why it cannot be used.
+func installedInfo(w io.Writer, p *ndspi.Provider) error {
+	found, err := p.Installed()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "ND providers found: %d\n", len(found))
+	for _, in := range found {
+		fmt.Fprintf(w, "\n%s %s\n", in.ID, cmp.Or(in.Name, "(the DLL "+ndspi.EnvDLL+" names)"))
+		fmt.Fprintf(w, "    Path: %s\n", in.Path)
+		if in.Err != nil {
+			fmt.Fprintf(w, "    Not usable: %v\n", in.Err)
+			continue
+		}
+		fmt.Fprintf(w, "    ND version: %d\n", in.Version)
+		fmt.Fprintln(w, "    Addresses:")
+		for _, a := range in.Addresses {
+			fmt.Fprintf(w, "        %s\n", a)
+		}
+		if in.Limits != nil {
+			fmt.Fprintf(w, "    Limits (the adapter of %s):\n", in.Addresses[0])
+			printAdapterInfo(indent{w, "        "}, *in.Limits)
+		}
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// indent writes each line it is given with a prefix.
+type indent struct {
+	w      io.Writer
+	prefix string
+}
+
+func (in indent) Write(b []byte) (int, error) {
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if line == "" {
+			continue
+		}
+		if _, err := io.WriteString(in.w, in.prefix+line); err != nil {
+			return 0, err
+		}
+	}
+	return len(b), nil
 }
 
 // printAdapterInfo prints ai one field per line under the ND_ADAPTER_INFO

@@ -5,6 +5,7 @@ package session
 // to make it available to every command.
 import (
 	_ "github.com/godirect/nd/provider/loop"  // "loop": in-process, adapters of this process only
+	_ "github.com/godirect/nd/provider/ndspi" // "ndspi": the ND providers installed on Windows (GODIRECT_NDSPI_*)
 	_ "github.com/godirect/nd/provider/shm"   // "shm": shared memory between processes of this host
 	_ "github.com/godirect/nd/provider/tcp"   // "tcp": iWARP over TCP, the host's addresses
 	_ "github.com/godirect/nd/provider/verbs" // "verbs": rdma-core devices (build with -tags verbs)
