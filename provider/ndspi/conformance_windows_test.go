@@ -6,9 +6,6 @@ import (
 	"testing"
 
 	"github.com/godirect/nd"
-	"github.com/godirect/nd/provider/ndspi"
-
-	"github.com/godirect/nd/ndtest"
 )
 
 // TestConformance runs the conformance suite through provider ndspi
@@ -21,9 +18,9 @@ func TestConformance(t *testing.T) {
 			t.Run(versionName(v)+"/"+tr.name, func(t *testing.T) {
 				var p nd.Provider = dllProvider(t, tr.class, v)
 				if tr.name == "tcp" {
-					p = openNetwork{dllProvider(t, tr.class, v)}
+					p = openNetwork{p}
 				}
-				ndtest.RunSkipping(t, p, skipFor(v))
+				runSuite(t, p, v)
 			})
 		}
 	}
@@ -39,6 +36,6 @@ func versionName(v int) string {
 // openNetwork is the provider over the DLL's tcp transport, which is on an
 // open network as provider/tcp is (ndtest.OpenNetwork): an address no
 // adapter serves looks like a host where nobody listens.
-type openNetwork struct{ *ndspi.Provider }
+type openNetwork struct{ nd.Provider }
 
 func (openNetwork) OpenNetwork() bool { return true }

@@ -31,9 +31,9 @@ type connector struct {
 	passive atomic.Bool
 
 	// ep is its endpoint (under a.mu); listening is the listener whose
-	// GetConnectionRequest it waits in, if any (under a.mu).
+	// GetConnectionRequest it waits in, if any.
 	ep        *endpoint
-	listening *listener
+	listening atomic.Pointer[listener]
 }
 
 var (
@@ -523,10 +523,7 @@ func (c *connector) Close() error {
 		return nil
 	}
 	a := c.a
-	a.mu.Lock()
-	l := c.listening
-	a.mu.Unlock()
-	if l != nil {
+	if l := c.listening.Load(); l != nil {
 		l.g.cancel(l.obj)
 	}
 	c.g.close(c.obj)
@@ -624,16 +621,8 @@ func (l *listener) GetConnectionRequest(ctx context.Context, c nd.Connector) err
 		return nd.ErrInvalidParameter1
 	}
 	a := l.a
-	a.mu.Lock()
-	cc.listening = l
-	a.mu.Unlock()
-	defer func() {
-		a.mu.Lock()
-		if cc.listening == l {
-			cc.listening = nil
-		}
-		a.mu.Unlock()
-	}()
+	cc.listening.Store(l)
+	defer cc.listening.CompareAndSwap(l, nil)
 	rq := request{port: a.b.port, g: &l.g, obj: l.obj, v1: a.v1, op: "GetConnectionRequest", again: true,
 		closed: l.status, abandoned: cc.closed.Load}
 	slot := ndabi.INDListenGetConnectionRequest

@@ -3,7 +3,6 @@
 package ndspi
 
 import (
-	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -26,7 +25,7 @@ import (
 type port struct {
 	h windows.Handle
 
-	mu      sync.Mutex
+	mu      spinLock // a request takes its OVERLAPPED without parking (see guard)
 	chunks  []cmem
 	waiters []*waiter
 	free    []*waiter
@@ -68,8 +67,8 @@ func (p *port) bind(file windows.Handle) error {
 // get hands out a record with its OVERLAPPED zeroed. It allocates only when
 // every record is in use.
 func (p *port) get() (*waiter, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.mu.lock()
+	defer p.mu.unlock()
 	if len(p.free) == 0 {
 		m, err := allocC(ovRecord * ovChunk)
 		if err != nil {
@@ -91,9 +90,9 @@ func (p *port) get() (*waiter, error) {
 
 // put takes a record back once its request completed.
 func (p *port) put(w *waiter) {
-	p.mu.Lock()
+	p.mu.lock()
 	p.free = append(p.free, w)
-	p.mu.Unlock()
+	p.mu.unlock()
 }
 
 // loop takes the port's packets and wakes their requests. A packet whose
@@ -112,7 +111,7 @@ func (p *port) loop() {
 			continue
 		}
 		a := uintptr(unsafe.Pointer(ov))
-		p.mu.Lock()
+		p.mu.lock()
 		var w *waiter
 		for _, c := range p.chunks {
 			if a >= c.addr && a < c.addr+uintptr(c.n) {
@@ -122,7 +121,7 @@ func (p *port) loop() {
 				break
 			}
 		}
-		p.mu.Unlock()
+		p.mu.unlock()
 		if w != nil {
 			select {
 			case w.done <- struct{}{}:

@@ -5,7 +5,27 @@ package ndspi_test
 import (
 	"os"
 	"regexp"
+	"testing"
+
+	"github.com/godirect/nd"
+	"github.com/godirect/nd/ndtest"
 )
+
+// TestMain runs the tests, or serves a conformance session: across hosts
+// (GODIRECT_NDSPI_SERVE) or as the child of TestConformanceRemote.
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(childEnv); spec != "" {
+		os.Exit(serveChild(spec))
+	}
+	if addr := os.Getenv(EnvServe); addr != "" {
+		os.Exit(serveTCP(addr))
+	}
+	os.Exit(m.Run())
+}
+
+// runSuite runs the suite over p with the differences of ND version v
+// skipped.
+func runSuite(t *testing.T, p nd.Provider, v int) { ndtest.RunSkipping(t, p, skipFor(v)) }
 
 // differences are the conformance cases whose outcome through provider
 // ndspi differs from the native providers', with the reason: what ND v1 or

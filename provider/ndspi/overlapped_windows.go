@@ -4,7 +4,8 @@ package ndspi
 
 import (
 	"context"
-	"sync"
+	"runtime"
+	"sync/atomic"
 
 	"github.com/godirect/nd"
 	"github.com/godirect/nd/internal/ndabi"
@@ -19,19 +20,24 @@ import (
 // waits for each to see its completion and ask GetOverlappedResult, so
 // that the object is released only when the provider will write none of
 // its OVERLAPPEDs any more. A request made while the object closes is
-// canceled by its maker (see overlapped).
+// canceled by its maker (see request.do).
+//
+// Its lock is a spinLock: a call that has not yet handed its request to
+// the provider never parks (a caller may take a parked call for one that
+// waits for the provider, and act on that: ND's CQ Notify rule).
 type guard struct {
-	mu      sync.Mutex
-	idle    sync.Cond
-	closed  bool
-	busy    int
-	cancels uint64
+	mu         spinLock
+	closed     bool
+	busy       int
+	cancels    uint64
+	idle       chan struct{} // made by close, closed once no call is under way
+	idleClosed bool
 }
 
 // enter counts a call under way; false once the object closed.
 func (g *guard) enter() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	g.mu.lock()
+	defer g.mu.unlock()
 	if g.closed {
 		return false
 	}
@@ -41,34 +47,35 @@ func (g *guard) enter() bool {
 
 // exit ends what enter counted.
 func (g *guard) exit() {
-	g.mu.Lock()
+	g.mu.lock()
 	g.busy--
-	if g.busy == 0 && g.closed && g.idle.L != nil {
-		g.idle.Broadcast()
+	if g.busy == 0 && g.closed && !g.idleClosed {
+		close(g.idle)
+		g.idleClosed = true
 	}
-	g.mu.Unlock()
+	g.mu.unlock()
 }
 
 // isClosed reports whether the object closed.
 func (g *guard) isClosed() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	g.mu.lock()
+	defer g.mu.unlock()
 	return g.closed
 }
 
 // cancelCount is how many times the object's requests were canceled.
 func (g *guard) cancelCount() uint64 {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	g.mu.lock()
+	defer g.mu.unlock()
 	return g.cancels
 }
 
 // cancel cancels every overlapped request of obj under way
 // (CancelOverlappedRequests, the same slot in every overlapped interface).
 func (g *guard) cancel(obj com) {
-	g.mu.Lock()
+	g.mu.lock()
 	g.cancels++
-	g.mu.Unlock()
+	g.mu.unlock()
 	obj.call(ndabi.SlotCancelOverlappedRequests)
 }
 
@@ -76,24 +83,36 @@ func (g *guard) cancel(obj com) {
 // every call under way returned. It reports whether this call closed it
 // (false: it was closed already; the wait is done all the same).
 func (g *guard) close(obj com) bool {
-	g.mu.Lock()
+	g.mu.lock()
 	first := !g.closed
 	g.closed = true
-	if g.idle.L == nil {
-		g.idle.L = &g.mu
+	if g.idle == nil {
+		g.idle = make(chan struct{})
+		if g.busy == 0 {
+			close(g.idle)
+			g.idleClosed = true
+		}
 	}
-	busy := g.busy
-	g.mu.Unlock()
+	busy, idle := g.busy, g.idle
+	g.mu.unlock()
 	if busy > 0 && obj != 0 {
 		g.cancel(obj)
 	}
-	g.mu.Lock()
-	for g.busy > 0 {
-		g.idle.Wait()
-	}
-	g.mu.Unlock()
+	<-idle
 	return first
 }
+
+// spinLock is a lock whose waiters spin (yielding the processor) instead
+// of parking, for critical sections of a few instructions.
+type spinLock struct{ v atomic.Int32 }
+
+func (l *spinLock) lock() {
+	for !l.v.CompareAndSwap(0, 1) {
+		runtime.Gosched()
+	}
+}
+
+func (l *spinLock) unlock() { l.v.Store(0) }
 
 // request is one overlapped call: obj's method, which issue calls with
 // the OVERLAPPED's address, made of an object of the ND version v1 or not

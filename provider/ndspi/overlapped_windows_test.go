@@ -72,9 +72,9 @@ func TestCancelReturnsOverlapped(t *testing.T) {
 			t.Fatalf("v%d: Notify with an ended context = %v (cancels %d -> %d)", v, err, before, q.g.cancelCount())
 		}
 		prt := a.b.port
-		prt.mu.Lock()
+		prt.mu.lock()
 		free, all := len(prt.free), len(prt.waiters)
-		prt.mu.Unlock()
+		prt.mu.unlock()
 		if free != all {
 			t.Fatalf("v%d: %d of the port's %d OVERLAPPEDs are free after every request ended", v, free, all)
 		}
