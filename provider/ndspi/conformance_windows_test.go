@@ -3,9 +3,12 @@
 package ndspi_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/ndtest"
+	"github.com/godirect/nd/provider/ndspi"
 )
 
 // TestConformance runs the conformance suite through provider ndspi
@@ -39,3 +42,33 @@ func versionName(v int) string {
 type openNetwork struct{ nd.Provider }
 
 func (openNetwork) OpenNetwork() bool { return true }
+
+// TestConformanceInstalled runs the suite through the ND providers
+// installed on this host (the Winsock catalog, or GODIRECT_NDSPI_DLL and
+// _CLASS; GODIRECT_NDSPI_VERSION narrows it to one ND version): on a
+// Windows host with an RDMA NIC's ND provider, the suite against the
+// hardware. It skips where no provider is installed (under Wine, whose
+// catalog keeps none). The differences of ND v1 and v2 themselves are
+// skipped, with their reasons, as through godirect's DLL.
+func TestConformanceInstalled(t *testing.T) {
+	cfg, err := ndspi.ConfigFromEnv(os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ndspi.New(cfg)
+	found, err := p.Installed()
+	if err != nil {
+		t.Skipf("no ND provider to test: %v", err)
+	}
+	v := 0
+	for _, in := range found {
+		t.Logf("found %s %q at %s: ND v%d, addresses %v, %v", in.ID, in.Name, in.Path, in.Version, in.Addresses, in.Err)
+		if v == 0 && in.Err == nil {
+			v = in.Version
+		}
+	}
+	if v == 0 {
+		t.Skip("no usable ND provider is installed on this host")
+	}
+	ndtest.RunSkipping(t, p, skipping(v, false))
+}
