@@ -170,20 +170,34 @@ func putSGE2(mem cmem, i int, addr uintptr, n int, t uint64) {
 }
 
 // sgl writes sgl into mem's scatter/gather array for a post and returns
-// whether it holds inline bytes. An entry with a live region of the
-// adapter names that region's handle or token; an entry without a region
-// is inline where inline is allowed (its bytes are copied into the
-// outbound memory at staging, right after the array, since the caller may
-// reuse them at once), and elsewhere, like an entry whose region is not a
-// live registration of the adapter, points past the poison registration
-// (the provider then fails the request with ND_ACCESS_VIOLATION).
-func (e *endpoint) sgl(mem cmem, sgl []nd.SGE, allowInline bool) (inline bool) {
+// whether it holds inline bytes, and whether an entry names no live
+// registration of the adapter. An entry with a live region of the adapter
+// names that region's handle or token; an entry without a region is inline
+// where inline is allowed (its bytes are copied into the outbound memory
+// at staging, right after the array, since the caller may reuse them at
+// once), and elsewhere, like an entry whose region is not a live
+// registration of the adapter, points past the poison registration (the
+// provider then fails the request with ND_ACCESS_VIOLATION). ND v2 posts
+// a request with inline bytes with ND_OP_FLAG_INLINE, which copies every
+// entry's bytes at the post without looking at tokens: a request with a
+// bad entry is posted without it, its inline entries naming the poison
+// registration too, so that the provider fails it.
+func (e *endpoint) sgl(mem cmem, sgl []nd.SGE, allowInline bool) (inline, bad bool) {
 	a := e.a
 	staging := len(sgl)
 	if a.v1 {
 		staging *= sge1Size
 	} else {
 		staging *= sge2Size
+	}
+	if !a.v1 {
+		for i := range sgl {
+			if r := sgl[i].Region; r != nil || !allowInline {
+				if _, ok := a.regionOf(r); !ok {
+					bad = true
+				}
+			}
+		}
 	}
 	for i := range sgl {
 		buf := sgl[i].Buffer
@@ -194,10 +208,13 @@ func (e *endpoint) sgl(mem cmem, sgl []nd.SGE, allowInline bool) (inline bool) {
 			copy(mem.bytes()[staging:], buf)
 			addr = mem.ptr(staging)
 			staging += len(buf)
+			if bad && !a.v1 {
+				h = a.poison.handle
+			}
 		default:
 			var ok bool
 			if h, ok = a.regionOf(sgl[i].Region); !ok {
-				addr = a.poison.addr()
+				addr, bad = a.poison.addr(), true
 			}
 		}
 		if a.v1 {
@@ -206,7 +223,7 @@ func (e *endpoint) sgl(mem cmem, sgl []nd.SGE, allowInline bool) (inline bool) {
 			putSGE2(mem, i, addr, len(buf), h)
 		}
 	}
-	return inline
+	return inline, bad
 }
 
 // outLimits are the limits ndrules.Post holds an outbound list to here:
@@ -237,7 +254,7 @@ func (e *endpoint) postOut(kind ndrules.Outbound, res *nd.Result, sgl []nd.SGE, 
 	if silent {
 		e.out.silent.Add(1)
 	}
-	inline := e.sgl(e.sendMem, sgl, kind != ndrules.Read)
+	inline, bad := e.sgl(e.sendMem, sgl, kind != ndrules.Read)
 	f := uintptr(flags &^ nd.FlagSilentSuccess)
 	n := uintptr(len(sgl))
 	mem := e.sendMem.addr
@@ -258,7 +275,7 @@ func (e *endpoint) postOut(kind ndrules.Outbound, res *nd.Result, sgl []nd.SGE, 
 			st = e.obj.call(ndabi.INDEndpointWrite, res1, mem, n, desc, uintptr(offset), f)
 		}
 	} else {
-		if inline {
+		if inline && !bad {
 			f |= uintptr(v2InlineFlag)
 		}
 		ctx := uintptr(requestContext(slot))
