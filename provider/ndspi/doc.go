@@ -8,8 +8,8 @@
 // The provider registers itself as "ndspi" and takes its Config from the
 // environment (ConfigFromEnv: GODIRECT_NDSPI_DLL, GODIRECT_NDSPI_CLASS,
 // GODIRECT_NDSPI_VERSION), so every nd tool reaches an installed provider
-// with -provider ndspi. Elsewhere than Windows it builds and answers
-// nd.ErrNotSupported.
+// with -provider ndspi. Elsewhere than 64-bit Windows (whose layouts
+// internal/ndabi describes) it builds and answers nd.ErrNotSupported.
 //
 // # Discovery
 //

@@ -1,4 +1,4 @@
-//go:build !windows
+//go:build !windows || !(amd64 || arm64)
 
 package ndspi
 
@@ -9,8 +9,9 @@ import (
 	"github.com/godirect/nd"
 )
 
-// hint tells the user where the provider works.
-const hint = "ND providers are Windows DLLs; provider ndspi reaches them on Windows only (this is " + runtime.GOOS + ")"
+// hint tells the user where the provider works: ND's binary interface
+// as internal/ndabi describes it is 64-bit Windows's.
+const hint = "ND providers are Windows DLLs; provider ndspi reaches them on 64-bit Windows only (this is " + runtime.GOOS + "/" + runtime.GOARCH + ")"
 
 // system is the platform's side of a Provider: nothing to load here.
 type system struct{}

@@ -25,7 +25,7 @@ func init() {
 // (or one DLL, as its Config says). It loads them at its first use and
 // serves the union of their addresses: OpenAdapter opens an address on the
 // first provider, in catalog order, that serves it. It is safe for
-// concurrent use. Elsewhere than Windows its calls report
+// concurrent use. Elsewhere than 64-bit Windows its calls report
 // nd.ErrNotSupported.
 type Provider struct {
 	cfg    Config

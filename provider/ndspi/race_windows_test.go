@@ -1,4 +1,4 @@
-//go:build windows && race
+//go:build windows && (amd64 || arm64) && race
 
 package ndspi_test
 
