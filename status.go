@@ -198,6 +198,8 @@ func StatusOf(err error) Status {
 			return e
 		case *OpError:
 			return e.Status
+		case *ArgError:
+			return e.Status
 		}
 		u, ok := err.(interface{ Unwrap() error })
 		if !ok {

@@ -9,14 +9,16 @@ import (
 )
 
 var errorsCases = []testCase{
-	{"Shape", "docs/semantics.md (and package nd's \"Errors\"): a call failing on its parameters or state returns the bare nd.Status; a blocking call whose context ends returns an *nd.OpError naming the call", errorShape},
+	{"Shape", "docs/semantics.md (and package nd's \"Errors\"): a call refusing an argument returns an *nd.ArgError naming the Go argument with ND's status; a posting call or a call failing on state returns the bare nd.Status; a blocking call whose context ends returns an *nd.OpError naming the call", errorShape},
 }
 
 // errorShape checks the shape of errors package nd documents ("Errors"):
-// a call that fails on its parameters or its object's state returns a bare
-// nd.Status, and a blocking call whose context ends returns an *nd.OpError
-// naming the call, for which errors.Is holds for both nd.ErrCanceled and
-// the context's error.
+// a blocking or creating call that refuses an argument returns an
+// *nd.ArgError naming the call and the Go argument, with ND's status (the
+// parameter's position in ND's C signature); a posting call, and a call
+// that fails on its object's state, returns a bare nd.Status; a blocking
+// call whose context ends returns an *nd.OpError naming the call, for
+// which errors.Is holds for both nd.ErrCanceled and the context's error.
 func errorShape(t *testing.T, p nd.Provider) {
 	pr := NewPair(t, p, PairConfig{})
 	s := pr.Active
@@ -26,23 +28,57 @@ func errorShape(t *testing.T, p nd.Provider) {
 	closedCQ.Close()
 	_, badCQ := a.CreateCompletionQueue(0)
 	_, badListen := a.Listen(-1, 0, 0)
+	_, badProtocol := a.Listen(0, nd.MaxProtocol+1, 0)
 	_, badRegister := a.RegisterMemory(ctx(t), nil)
 	noInbound := DefaultLimits
 	noInbound.InboundEntries = 0
 	_, badLimits := mustConnector(t, a).CreateEndpoint(s.InCQ, s.OutCQ, noInbound)
+	tooManySGE := DefaultLimits
+	tooManySGE.OutboundSGE = adapterInfo(t, a).MaxOutboundSGE + 1
+	_, badSGE := mustConnector(t, a).CreateEndpoint(s.InCQ, s.OutCQ, tooManySGE)
+	_, closedQueue := mustConnector(t, a).CreateEndpoint(s.InCQ, closedCQ, DefaultLimits)
+
+	// A fresh side to connect with a bad protocol: ND's parameter 4, the
+	// Go call's third argument.
+	fresh := side(t, a)
+	badConnect := fresh.Connector.Connect(ctx(t), fresh.Endpoint, addrOf(pr.Passive.Adapter, pr.Listener), nd.MaxProtocol+1, 0, nil)
+	longData := make([]byte, adapterInfo(t, a).MaxCallerData+1)
+	longConnect := fresh.Connector.Connect(ctx(t), fresh.Endpoint, addrOf(pr.Passive.Adapter, pr.Listener), Protocol, 0, longData)
+
+	for _, c := range []struct {
+		call    string
+		err     error
+		op, arg string
+		want    nd.Status
+	}{
+		{"CreateCompletionQueue(0)", badCQ, "CreateCompletionQueue", "entries", nd.ErrInvalidParameter},
+		{"Listen(-1, 0, 0)", badListen, "Listen", "backlog", nd.ErrInvalidParameter1},
+		{"Listen(0, 256, 0)", badProtocol, "Listen", "protocol", nd.ErrInvalidParameter2},
+		{"RegisterMemory(nil)", badRegister, "RegisterMemory", "buf", nd.ErrInvalidParameter},
+		{"CreateEndpoint(InboundEntries 0)", badLimits, "CreateEndpoint", "limits.InboundEntries", nd.ErrInvalidParameter3},
+		{"CreateEndpoint(OutboundSGE beyond the adapter's)", badSGE, "CreateEndpoint", "limits.OutboundSGE", nd.ErrInvalidParameter6},
+		{"CreateEndpoint(a closed outbound queue)", closedQueue, "CreateEndpoint", "outbound", nd.ErrInvalidParameter2},
+		{"Connect(protocol 256)", badConnect, "Connect", "protocol", nd.ErrInvalidParameter4},
+		{"Connect(MaxCallerData+1 bytes)", longConnect, "Connect", "privateData", nd.ErrInvalidBufferSize},
+		{"Notify(99)", s.InCQ.Notify(ctx(t), 99), "Notify", "typ", nd.ErrInvalidParameter1},
+		{"Resize(0)", s.InCQ.Resize(0), "Resize", "entries", nd.ErrInvalidParameter},
+	} {
+		var ae *nd.ArgError
+		if !errors.As(c.err, &ae) || ae.Op != c.op || ae.Arg != c.arg || ae.Status != c.want || ae.Reason == "" {
+			t.Errorf("%s = %#v (%v); want an *nd.ArgError of %s naming %s, with %v and a reason", c.call, c.err, c.err, c.op, c.arg, c.want)
+		}
+		if !errors.Is(c.err, c.want) || nd.StatusOf(c.err) != c.want {
+			t.Errorf("%s = %v: errors.Is and StatusOf do not give %v", c.call, c.err, c.want)
+		}
+	}
+
 	for _, c := range []struct {
 		call string
 		err  error
 		want nd.Status
 	}{
-		{"CreateCompletionQueue(0)", badCQ, nd.ErrInvalidParameter},
-		{"Listen(-1, 0, 0)", badListen, nd.ErrInvalidParameter1},
-		{"RegisterMemory(nil)", badRegister, nd.ErrInvalidParameter},
-		{"CreateEndpoint(InboundEntries 0)", badLimits, nd.ErrInvalidParameter3},
 		{"Connect on a connected connector", s.Connector.Connect(ctx(t), s.Endpoint, addrOf(pr.Passive.Adapter, pr.Listener), Protocol, 0, nil), nd.ErrConnectionActive},
 		{"Reject on a connected connector", s.Connector.Reject(nil), nd.ErrConnectionInvalid},
-		{"Notify(99)", s.InCQ.Notify(ctx(t), 99), nd.ErrInvalidParameter1},
-		{"Resize(0)", s.InCQ.Resize(0), nd.ErrInvalidParameter},
 		{"Notify on a closed queue", closedCQ.Notify(ctx(t), nd.NotifyAny), nd.ErrInvalidHandle},
 		{"Send(nil Result)", s.Endpoint.Send(nil, nil, 0), nd.ErrInvalidParameter1},
 		{"Send with FlagAllowRead", s.Endpoint.Send(&res, nil, nd.FlagAllowRead), nd.ErrInvalidParameter4},

@@ -15,7 +15,7 @@ var Timeout = 10 * time.Second
 
 // Protocol is the ND protocol number the suite listens and connects with
 // (MS-MPI's).
-const Protocol = 123
+const Protocol = nd.ProtocolMSMPI
 
 // ctx returns a context that ends after Timeout and is canceled when the
 // test ends.

@@ -11,7 +11,7 @@ import (
 )
 
 // ndProtocol is the ND protocol number the ranks listen and connect with.
-const ndProtocol = 6
+const ndProtocol = nd.ProtocolTCP
 
 // ndDepth is each endpoint's queue depth: at most a control message and an
 // exchange's message are outstanding per direction.

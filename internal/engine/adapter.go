@@ -69,8 +69,8 @@ func (a *Adapter) CreateCompletionQueue(entries int) (nd.CompletionQueue, error)
 	if a.closed.Load() {
 		return nil, nd.ErrDeviceRemoved
 	}
-	if st := ndrules.CQEntries(&a.info, entries); st != nd.Success {
-		return nil, st
+	if err := ndrules.CQEntries("CreateCompletionQueue", &a.info, entries); err != nil {
+		return nil, err
 	}
 	q := newCQ(a, entries)
 	a.mu.Lock()
@@ -87,8 +87,8 @@ func (a *Adapter) RegisterMemory(ctx context.Context, buf []byte) (nd.MemoryRegi
 	if a.closed.Load() {
 		return nil, nd.ErrDeviceRemoved
 	}
-	if st := ndrules.RegisterMemory(&a.info, buf); st != nd.Success {
-		return nil, st
+	if err := ndrules.RegisterMemory(&a.info, buf); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, canceled("RegisterMemory", err)
@@ -102,7 +102,7 @@ func (a *Adapter) RegisterMemory(ctx context.Context, buf []byte) (nd.MemoryRegi
 func (a *Adapter) DeregisterMemory(ctx context.Context, mr nd.MemoryRegion) error {
 	r, ok := mr.(*Region)
 	if !ok || r == nil || r.a != a {
-		return nd.ErrInvalidParameter1
+		return ndrules.Arg("DeregisterMemory", "mr", nd.ErrInvalidParameter1, "not a registration of this adapter")
 	}
 	if a.closed.Load() {
 		// Cleanup succeeds: the adapter's connections, and with them its
@@ -118,7 +118,7 @@ func (a *Adapter) DeregisterMemory(ctx context.Context, mr nd.MemoryRegion) erro
 		}
 		if !r.registered.Load() {
 			a.windowMu.Unlock()
-			return nd.ErrInvalidParameter1
+			return ndrules.Arg("DeregisterMemory", "mr", nd.ErrInvalidParameter1, "deregistered already")
 		}
 		// A window unbound by Close or by the end of its connection may
 		// still have a transfer touching its bytes (hold.go).
@@ -165,8 +165,8 @@ func (a *Adapter) Listen(backlog, protocol int, port uint16) (nd.Listener, error
 	if a.closed.Load() {
 		return nil, nd.ErrDeviceRemoved
 	}
-	if st := ndrules.Listen(backlog, protocol); st != nd.Success {
-		return nil, st
+	if err := ndrules.Listen(backlog, protocol); err != nil {
+		return nil, err
 	}
 	l := newListener(a, backlog, protocol)
 	p, err := a.transport.Listen(l, a.addr, protocol, port)

@@ -82,7 +82,7 @@ func (c *Connector) waitLocked(ctx context.Context, op string, done func() bool)
 
 // CreateEndpoint implements nd.Connector.
 func (c *Connector) CreateEndpoint(inbound, outbound nd.CompletionQueue, limits nd.EndpointLimits) (nd.Endpoint, error) {
-	return c.createEndpoint(inbound, outbound, nil, limits)
+	return c.createEndpoint("CreateEndpoint", inbound, outbound, nil, limits)
 }
 
 // CreateEndpointWithSRQ implements nd.SharedReceiveQueueConnector.
@@ -92,23 +92,30 @@ func (c *Connector) CreateEndpointWithSRQ(inbound, outbound nd.CompletionQueue, 
 	}
 	s, ok := srq.(*SRQ)
 	if !ok || s == nil || s.a != c.a {
-		return nil, nd.ErrInvalidParameter3
+		return nil, ndrules.Arg("CreateEndpointWithSRQ", "srq", nd.ErrInvalidParameter3, notOpenSRQ)
 	}
 	// The queue's limits stand for the inbound ones.
 	limits.InboundEntries, limits.InboundSGE = 1, 0
-	return c.createEndpoint(inbound, outbound, s, limits)
+	return c.createEndpoint("CreateEndpointWithSRQ", inbound, outbound, s, limits)
 }
 
-// createEndpoint is CreateEndpoint, on srq when it is not nil.
-func (c *Connector) createEndpoint(inbound, outbound nd.CompletionQueue, srq *SRQ, limits nd.EndpointLimits) (nd.Endpoint, error) {
+// The reasons of the engine's argument errors.
+const (
+	notOwnEndpoint = "not the endpoint of this connector"
+	notOpenSRQ     = "not an open shared receive queue of this adapter"
+)
+
+// createEndpoint is CreateEndpoint, on srq when it is not nil; op names the
+// call in its errors.
+func (c *Connector) createEndpoint(op string, inbound, outbound nd.CompletionQueue, srq *SRQ, limits nd.EndpointLimits) (nd.Endpoint, error) {
 	a := c.a
 	if st := c.closedStatus(); st != nd.Success {
 		return nil, st
 	}
 	in, _ := inbound.(*CQ)
 	out, _ := outbound.(*CQ)
-	if st := ndrules.CreateEndpoint(&a.info, in != nil && in.a == a, out != nil && out.a == a, &limits); st != nd.Success {
-		return nil, st
+	if err := ndrules.CreateEndpoint(op, &a.info, in != nil && in.a == a, out != nil && out.a == a, &limits); err != nil {
+		return nil, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -118,7 +125,7 @@ func (c *Connector) createEndpoint(inbound, outbound nd.CompletionQueue, srq *SR
 	if c.ep != nil {
 		return nil, nd.ErrNotSupported // one endpoint at a time
 	}
-	ep, err := newEndpoint(a, c, in, out, srq, limits)
+	ep, err := newEndpoint(op, a, c, in, out, srq, limits)
 	if err != nil {
 		return nil, err
 	}
@@ -137,15 +144,15 @@ func (c *Connector) Connect(ctx context.Context, ep nd.Endpoint, remote netip.Ad
 		return st
 	case e == nil || e != c.ep:
 		c.mu.Unlock()
-		return nd.ErrInvalidParameter1
+		return ndrules.Arg("Connect", "ep", nd.ErrInvalidParameter1, notOwnEndpoint)
 	}
-	st := c.state.Connect()
-	if st == nd.Success {
-		st = ndrules.ConnectParams(&c.a.info, remote, protocol, len(privateData))
-	}
-	if st != nd.Success {
+	if st := c.state.Connect(); st != nd.Success {
 		c.mu.Unlock()
 		return st
+	}
+	if err := ndrules.ConnectParams(&c.a.info, remote, protocol, len(privateData)); err != nil {
+		c.mu.Unlock()
+		return err
 	}
 	t := &attempt{c: c}
 	c.cur, c.state, c.rejected, c.havePeer, c.link = t, ndrules.Connecting, false, false, nil
@@ -260,15 +267,15 @@ func (c *Connector) Accept(ctx context.Context, ep nd.Endpoint, privateData []by
 		return st
 	case e == nil || e != c.ep:
 		c.mu.Unlock()
-		return nd.ErrInvalidParameter1
+		return ndrules.Arg("Accept", "ep", nd.ErrInvalidParameter1, notOwnEndpoint)
 	}
-	st := c.state.Accept()
-	if st == nd.Success {
-		st = ndrules.CalleeData(&c.a.info, len(privateData))
-	}
-	if st != nd.Success {
+	if st := c.state.Accept(); st != nd.Success {
 		c.mu.Unlock()
 		return st
+	}
+	if err := ndrules.CalleeData("Accept", &c.a.info, len(privateData)); err != nil {
+		c.mu.Unlock()
+		return err
 	}
 	t, link := c.cur, c.link
 	ird := min(e.limits.InboundReadLimit, c.peerORD)
@@ -331,8 +338,8 @@ func (c *Connector) Reject(privateData []byte) error {
 	if st := c.closedStatus(); st != nd.Success {
 		return st
 	}
-	if st := ndrules.CalleeData(&c.a.info, len(privateData)); st != nd.Success {
-		return st
+	if err := ndrules.CalleeData("Reject", &c.a.info, len(privateData)); err != nil {
+		return err
 	}
 	c.mu.Lock()
 	if st := c.state.Reject(); st != nd.Success {

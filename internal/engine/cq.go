@@ -224,11 +224,11 @@ func (q *CQ) Notify(ctx context.Context, typ nd.NotifyType) error {
 	q.mu.Lock()
 	st := q.a.closedStatus(q.closed)
 	q.mu.Unlock()
-	if st == nd.Success {
-		st = ndrules.NotifyType(typ)
-	}
 	if st != nd.Success {
 		return st
+	}
+	if err := ndrules.NotifyType(typ); err != nil {
+		return err
 	}
 	q.poll()
 	q.mu.Lock()
@@ -308,8 +308,8 @@ func (q *CQ) Resize(entries int) error {
 	if st := q.a.closedStatus(q.closed); st != nd.Success {
 		return st
 	}
-	if st := ndrules.Resize(&q.a.info, entries, q.size); st != nd.Success {
-		return st
+	if err := ndrules.Resize(&q.a.info, entries, q.size); err != nil {
+		return err
 	}
 	ring := make([]completion, entries)
 	for i := 0; i < q.size; i++ {

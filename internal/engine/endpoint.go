@@ -74,8 +74,8 @@ var _ nd.Endpoint = (*Endpoint)(nil)
 //
 // With srq not nil the endpoint takes its Receives from srq (it fails with
 // ErrInvalidParameter3 if srq is closed) and has no inbound queue of its
-// own.
-func newEndpoint(a *Adapter, c *Connector, in, out *CQ, srq *SRQ, limits nd.EndpointLimits) (*Endpoint, error) {
+// own. op names the call in the errors.
+func newEndpoint(op string, a *Adapter, c *Connector, in, out *CQ, srq *SRQ, limits nd.EndpointLimits) (*Endpoint, error) {
 	ep := &Endpoint{
 		a: a, c: c, inCQ: in, outCQ: out, limits: limits, inline: a.info.MaxInlineData,
 		ird: limits.InboundReadLimit, ord: limits.OutboundReadLimit, srq: srq,
@@ -87,18 +87,18 @@ func newEndpoint(a *Adapter, c *Connector, in, out *CQ, srq *SRQ, limits nd.Endp
 		ep.rq.init(limits.InboundEntries, limits.InboundSGE, 0)
 	}
 	if !in.attach(ep) {
-		return nil, nd.ErrInvalidParameter1
+		return nil, ndrules.Arg(op, "inbound", nd.ErrInvalidParameter1, ndrules.NotOpenQueue)
 	}
 	if out != in && !out.attach(ep) {
 		in.detach(ep)
-		return nil, nd.ErrInvalidParameter2
+		return nil, ndrules.Arg(op, "outbound", nd.ErrInvalidParameter2, ndrules.NotOpenQueue)
 	}
 	if srq != nil && !srq.attach(ep) {
 		in.detach(ep)
 		if out != in {
 			out.detach(ep)
 		}
-		return nil, nd.ErrInvalidParameter3
+		return nil, ndrules.Arg(op, "srq", nd.ErrInvalidParameter3, notOpenSRQ)
 	}
 	return ep, nil
 }

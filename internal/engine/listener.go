@@ -91,6 +91,10 @@ func bind(t *attempt, c *Connector) bool {
 	return true
 }
 
+// connectorClosed is the reason GetConnectionRequest refuses a closed
+// connector.
+const connectorClosed = "the connector is closed"
+
 // GetConnectionRequest implements nd.Listener.
 func (l *Listener) GetConnectionRequest(ctx context.Context, conn nd.Connector) error {
 	l.mu.Lock()
@@ -101,7 +105,7 @@ func (l *Listener) GetConnectionRequest(ctx context.Context, conn nd.Connector) 
 	}
 	c, ok := conn.(*Connector)
 	if !ok || c == nil || c.a != l.a {
-		return nd.ErrInvalidParameter1
+		return ndrules.Arg("GetConnectionRequest", "c", nd.ErrInvalidParameter1, "not a connector of this adapter")
 	}
 	c.mu.Lock()
 	closed := c.closed
@@ -109,7 +113,7 @@ func (l *Listener) GetConnectionRequest(ctx context.Context, conn nd.Connector) 
 	c.mu.Unlock()
 	switch {
 	case closed:
-		return nd.ErrInvalidParameter1
+		return ndrules.Arg("GetConnectionRequest", "c", nd.ErrInvalidParameter1, connectorClosed)
 	case busy:
 		return nd.ErrInvalidDeviceState
 	}
@@ -129,7 +133,7 @@ func (l *Listener) GetConnectionRequest(ctx context.Context, conn nd.Connector) 
 		}
 		if !bind(t, c) {
 			l.mu.Unlock()
-			return nd.ErrInvalidParameter1 // c closed meanwhile; t stays pending
+			return ndrules.Arg("GetConnectionRequest", "c", nd.ErrInvalidParameter1, connectorClosed) // c closed meanwhile; t stays pending
 		}
 		l.pending = l.pending[1:]
 		l.mu.Unlock()

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/internal/ndrules"
 )
 
 // Remote access (nd.RemoteAccessAdapter): a Window bound to no endpoint.
@@ -27,11 +28,11 @@ func (a *Adapter) AllowRemoteAccess(mr nd.MemoryRegion, buf []byte, rights nd.Fl
 	r, _ := mr.(*Region)
 	switch {
 	case r == nil || r.a != a || !r.registered.Load():
-		return nil, nd.ErrInvalidParameter1
+		return nil, ndrules.Arg("AllowRemoteAccess", "mr", nd.ErrInvalidParameter1, "not a live registration of this adapter")
 	case !inside(r.buf, buf):
-		return nil, nd.ErrInvalidParameter2
+		return nil, ndrules.Arg("AllowRemoteAccess", "buf", nd.ErrInvalidParameter2, "not inside mr")
 	case rights&(nd.FlagAllowRead|nd.FlagAllowWrite) == 0:
-		return nil, nd.ErrInvalidParameter3
+		return nil, ndrules.Arg("AllowRemoteAccess", "rights", nd.ErrInvalidParameter3, "neither FlagAllowRead nor FlagAllowWrite")
 	}
 	rights &= nd.FlagAllowRead | nd.FlagAllowWrite
 	a.publishMu.Lock()

@@ -60,8 +60,8 @@ var _ nd.SharedReceiveQueue = (*SRQ)(nil)
 func (a *Adapter) CreateSharedReceiveQueue(cq nd.CompletionQueue, limits nd.SharedReceiveQueueLimits) (nd.SharedReceiveQueue, error) {
 	q, _ := cq.(*CQ)
 	cqOK := q != nil && q.a == a && !q.shut.Load()
-	if st := ndrules.CreateSharedReceiveQueue(a.closed.Load(), &a.info, cqOK, &limits); st != nd.Success {
-		return nil, st
+	if err := ndrules.CreateSharedReceiveQueue(a.closed.Load(), &a.info, cqOK, &limits); err != nil {
+		return nil, err
 	}
 	s := &SRQ{a: a, cq: q, limits: limits}
 	s.wrs = make([]WorkRequest, limits.Entries)
@@ -73,7 +73,7 @@ func (a *Adapter) CreateSharedReceiveQueue(cq nd.CompletionQueue, limits nd.Shar
 		s.free[i] = &s.wrs[len(s.wrs)-1-i]
 	}
 	if !q.attachSRQ(s) {
-		return nil, nd.ErrInvalidParameter1
+		return nil, ndrules.Arg("CreateSharedReceiveQueue", "cq", nd.ErrInvalidParameter1, ndrules.NotOpenQueue)
 	}
 	a.mu.Lock()
 	if a.closed.Load() { // Close took its list already

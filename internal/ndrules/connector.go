@@ -121,27 +121,28 @@ func (s ConnState) Disconnect(again bool) nd.Status {
 
 // ConnectParams checks Connect's address and data after the endpoint
 // (parameter 1) and the state: an address without an IP or port
-// (ErrInvalidAddress), a protocol outside 0..255 (ErrInvalidParameter4), private
-// data longer than MaxCallerData (ErrInvalidBufferSize).
-func ConnectParams(info *nd.AdapterInfo, remote netip.AddrPort, protocol, privateData int) nd.Status {
+// (ErrInvalidAddress), a protocol outside 0..MaxProtocol
+// (ErrInvalidParameter4), private data longer than MaxCallerData
+// (ErrInvalidBufferSize).
+func ConnectParams(info *nd.AdapterInfo, remote netip.AddrPort, protocol, privateData int) error {
 	switch {
 	case !remote.Addr().IsValid() || remote.Port() == 0:
-		return nd.ErrInvalidAddress
-	case protocol < 0 || protocol > 255:
-		return nd.ErrInvalidParameter4
+		return argf("Connect", "remote", nd.ErrInvalidAddress, "%v has no address or no port", remote)
+	case protocol < 0 || protocol > nd.MaxProtocol:
+		return argf("Connect", "protocol", nd.ErrInvalidParameter4, "%d is outside 0..%d", protocol, nd.MaxProtocol)
 	case privateData > info.MaxCallerData:
-		return nd.ErrInvalidBufferSize
+		return argf("Connect", "privateData", nd.ErrInvalidBufferSize, "%d bytes, more than the adapter's MaxCallerData (%d)", privateData, info.MaxCallerData)
 	}
-	return nd.Success
+	return nil
 }
 
-// CalleeData checks the private data of Accept and Reject: at most
+// CalleeData checks the private data of op (Accept, Reject): at most
 // MaxCalleeData bytes, else ErrInvalidBufferSize.
-func CalleeData(info *nd.AdapterInfo, privateData int) nd.Status {
+func CalleeData(op string, info *nd.AdapterInfo, privateData int) error {
 	if privateData > info.MaxCalleeData {
-		return nd.ErrInvalidBufferSize
+		return argf(op, "privateData", nd.ErrInvalidBufferSize, "%d bytes, more than the adapter's MaxCalleeData (%d)", privateData, info.MaxCalleeData)
 	}
-	return nd.Success
+	return nil
 }
 
 // ConnectionData is GetConnectionData's answer from the peer's announced

@@ -1,6 +1,7 @@
 package ndrules
 
 import (
+	"errors"
 	"net/netip"
 	"testing"
 
@@ -22,6 +23,22 @@ func want(t *testing.T, what string, got, want nd.Status) {
 	}
 }
 
+// wantArg checks an argument check's error: nil for Success; otherwise an
+// *nd.ArgError of call op naming arg, with ND's status st.
+func wantArg(t *testing.T, what string, err error, op, arg string, st nd.Status) {
+	t.Helper()
+	if st == nd.Success {
+		if err != nil {
+			t.Errorf("%s = %v, want nil", what, err)
+		}
+		return
+	}
+	ae, ok := err.(*nd.ArgError)
+	if !ok || ae.Op != op || ae.Arg != arg || ae.Status != st || ae.Reason == "" {
+		t.Errorf("%s = %#v (%v), want an *nd.ArgError of %s for %s with %v and a reason", what, err, err, op, arg, st)
+	}
+}
+
 func TestClosed(t *testing.T) {
 	want(t, "Closed(false, false)", Closed(false, false), nd.Success)
 	want(t, "Closed(false, true)", Closed(false, true), nd.ErrInvalidHandle)
@@ -34,35 +51,59 @@ func TestAdapterCalls(t *testing.T) {
 		n    int
 		want nd.Status
 	}{{0, nd.ErrInvalidParameter}, {-1, nd.ErrInvalidParameter}, {1, nd.Success}, {64, nd.Success}, {65, nd.ErrInvalidParameter}} {
-		want(t, "CQEntries", CQEntries(&info, c.n), c.want)
+		wantArg(t, "CQEntries", CQEntries("CreateCompletionQueue", &info, c.n), "CreateCompletionQueue", "entries", c.want)
 	}
-	want(t, "Resize(8, 8 queued)", Resize(&info, 8, 8), nd.Success)
-	want(t, "Resize(7, 8 queued)", Resize(&info, 7, 8), nd.ErrBufferOverflow)
-	want(t, "Resize(0, 8 queued)", Resize(&info, 0, 8), nd.ErrInvalidParameter)
-	want(t, "Resize(65, 0 queued)", Resize(&info, 65, 0), nd.ErrInvalidParameter)
+	wantArg(t, "Resize(8, 8 queued)", Resize(&info, 8, 8), "Resize", "entries", nd.Success)
+	wantArg(t, "Resize(7, 8 queued)", Resize(&info, 7, 8), "Resize", "entries", nd.ErrBufferOverflow)
+	wantArg(t, "Resize(0, 8 queued)", Resize(&info, 0, 8), "Resize", "entries", nd.ErrInvalidParameter)
+	wantArg(t, "Resize(65, 0 queued)", Resize(&info, 65, 0), "Resize", "entries", nd.ErrInvalidParameter)
 
 	for _, typ := range []nd.NotifyType{nd.NotifyErrors, nd.NotifyAny, nd.NotifySolicited} {
-		want(t, "NotifyType", NotifyType(typ), nd.Success)
+		wantArg(t, "NotifyType", NotifyType(typ), "Notify", "typ", nd.Success)
 	}
-	want(t, "NotifyType(99)", NotifyType(99), nd.ErrInvalidParameter1)
+	wantArg(t, "NotifyType(99)", NotifyType(99), "Notify", "typ", nd.ErrInvalidParameter1)
 
-	want(t, "Listen(0, 0)", Listen(0, 0), nd.Success)
-	want(t, "Listen(5, 255)", Listen(5, 255), nd.Success)
-	want(t, "Listen(-1, 256)", Listen(-1, 256), nd.ErrInvalidParameter1)
-	want(t, "Listen(0, 256)", Listen(0, 256), nd.ErrInvalidParameter2)
-	want(t, "Listen(0, -1)", Listen(0, -1), nd.ErrInvalidParameter2)
+	wantArg(t, "Listen(0, 0)", Listen(0, 0), "Listen", "", nd.Success)
+	wantArg(t, "Listen(5, 255)", Listen(5, 255), "Listen", "", nd.Success)
+	wantArg(t, "Listen(-1, 256)", Listen(-1, 256), "Listen", "backlog", nd.ErrInvalidParameter1)
+	wantArg(t, "Listen(0, 256)", Listen(0, 256), "Listen", "protocol", nd.ErrInvalidParameter2)
+	wantArg(t, "Listen(0, -1)", Listen(0, -1), "Listen", "protocol", nd.ErrInvalidParameter2)
 
-	want(t, "RegisterMemory(nil)", RegisterMemory(&info, nil), nd.ErrInvalidParameter)
-	want(t, "RegisterMemory(empty)", RegisterMemory(&info, []byte{}), nd.ErrInvalidBufferSize)
-	want(t, "RegisterMemory(1000)", RegisterMemory(&info, make([]byte, 1000)), nd.Success)
-	want(t, "RegisterMemory(1001)", RegisterMemory(&info, make([]byte, 1001)), nd.ErrInvalidParameter)
+	wantArg(t, "RegisterMemory(nil)", RegisterMemory(&info, nil), "RegisterMemory", "buf", nd.ErrInvalidParameter)
+	wantArg(t, "RegisterMemory(empty)", RegisterMemory(&info, []byte{}), "RegisterMemory", "buf", nd.ErrInvalidBufferSize)
+	wantArg(t, "RegisterMemory(1000)", RegisterMemory(&info, make([]byte, 1000)), "RegisterMemory", "buf", nd.Success)
+	wantArg(t, "RegisterMemory(1001)", RegisterMemory(&info, make([]byte, 1001)), "RegisterMemory", "buf", nd.ErrInvalidParameter)
+}
+
+// TestArgErrorText checks what a program's log shows for a refused
+// argument: the Go call and argument first, ND's status after.
+func TestArgErrorText(t *testing.T) {
+	good := netip.MustParseAddrPort("192.0.2.1:7")
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{ConnectParams(&info, good, 300, 0), "nd: Connect: protocol: 300 is outside 0..255 (ND_INVALID_PARAMETER_4)"},
+		{ConnectParams(&info, good, 6, 21), "nd: Connect: privateData: 21 bytes, more than the adapter's MaxCallerData (20) (ND_INVALID_BUFFER_SIZE)"},
+		{Listen(0, 256), "nd: Listen: protocol: 256 is outside 0..255 (ND_INVALID_PARAMETER_2)"},
+		{EndpointLimits("CreateEndpoint", &info, &nd.EndpointLimits{InboundEntries: 1, OutboundEntries: 1, OutboundSGE: 9}),
+			"nd: CreateEndpoint: limits.OutboundSGE: 9 is outside 0..3 (the adapter's MaxOutboundSGE) (ND_INVALID_PARAMETER_6)"},
+		{Arg("Accept", "ep", nd.ErrInvalidParameter1, ""), "nd: Accept: ep: not valid (ND_INVALID_PARAMETER_1)"},
+	} {
+		if c.err == nil || c.err.Error() != c.want {
+			t.Errorf("error %q, want %q", c.err, c.want)
+		}
+	}
+	if err := Listen(0, 256); !errors.Is(err, nd.ErrInvalidParameter2) || nd.StatusOf(err) != nd.ErrInvalidParameter2 {
+		t.Errorf("Listen(0, 256) = %v: errors.Is and StatusOf do not give ND_INVALID_PARAMETER_2", err)
+	}
 }
 
 func TestEndpointLimits(t *testing.T) {
 	ok := nd.EndpointLimits{InboundEntries: 1, OutboundEntries: 1}
-	want(t, "minimal limits", EndpointLimits(&info, &ok), nd.Success)
+	wantArg(t, "minimal limits", EndpointLimits("CreateEndpoint", &info, &ok), "", "", nd.Success)
 	top := nd.EndpointLimits{InboundEntries: 16, OutboundEntries: 8, InboundSGE: 4, OutboundSGE: 3, InboundReadLimit: 2, OutboundReadLimit: 5}
-	want(t, "the adapter's limits", EndpointLimits(&info, &top), nd.Success)
+	wantArg(t, "the adapter's limits", EndpointLimits("CreateEndpoint", &info, &top), "", "", nd.Success)
 	fields := []struct {
 		name  string
 		field func(*nd.EndpointLimits) *int
@@ -79,32 +120,33 @@ func TestEndpointLimits(t *testing.T) {
 	for _, f := range fields {
 		l := top
 		*f.field(&l)++
-		want(t, f.name+" beyond the adapter's", EndpointLimits(&info, &l), f.want)
+		wantArg(t, f.name+" beyond the adapter's", EndpointLimits("CreateEndpointWithSRQ", &info, &l), "CreateEndpointWithSRQ", "limits."+f.name, f.want)
 		l = top
 		*f.field(&l) = f.low
-		want(t, f.name+" too low", EndpointLimits(&info, &l), f.want)
+		wantArg(t, f.name+" too low", EndpointLimits("CreateEndpoint", &info, &l), "CreateEndpoint", "limits."+f.name, f.want)
 	}
-	want(t, "CreateEndpoint(bad inbound queue)", CreateEndpoint(&info, false, false, &top), nd.ErrInvalidParameter1)
-	want(t, "CreateEndpoint(bad outbound queue)", CreateEndpoint(&info, true, false, &top), nd.ErrInvalidParameter2)
-	want(t, "CreateEndpoint", CreateEndpoint(&info, true, true, &top), nd.Success)
+	wantArg(t, "CreateEndpoint(bad inbound queue)", CreateEndpoint("CreateEndpoint", &info, false, false, &top), "CreateEndpoint", "inbound", nd.ErrInvalidParameter1)
+	wantArg(t, "CreateEndpoint(bad outbound queue)", CreateEndpoint("CreateEndpoint", &info, true, false, &top), "CreateEndpoint", "outbound", nd.ErrInvalidParameter2)
+	wantArg(t, "CreateEndpoint", CreateEndpoint("CreateEndpoint", &info, true, true, &top), "", "", nd.Success)
 	all := nd.EndpointLimits{InboundEntries: 17, OutboundEntries: 9, InboundSGE: 5, OutboundSGE: 4, InboundReadLimit: 3, OutboundReadLimit: 6}
-	want(t, "every limit too high: the first position", EndpointLimits(&info, &all), nd.ErrInvalidParameter3)
+	wantArg(t, "every limit too high: the first position", EndpointLimits("CreateEndpoint", &info, &all), "CreateEndpoint", "limits.InboundEntries", nd.ErrInvalidParameter3)
 }
 
 func TestSharedReceiveQueueLimits(t *testing.T) {
 	for _, c := range []struct {
 		l    nd.SharedReceiveQueueLimits
+		arg  string
 		want nd.Status
 	}{
-		{nd.SharedReceiveQueueLimits{Entries: 32, SGE: 4, NotifyThreshold: 32}, nd.Success},
-		{nd.SharedReceiveQueueLimits{Entries: 0}, nd.ErrInvalidParameter3},
-		{nd.SharedReceiveQueueLimits{Entries: 33}, nd.ErrInvalidParameter3},
-		{nd.SharedReceiveQueueLimits{Entries: 1, SGE: 5}, nd.ErrInvalidParameter4},
-		{nd.SharedReceiveQueueLimits{Entries: 1, SGE: -1}, nd.ErrInvalidParameter4},
-		{nd.SharedReceiveQueueLimits{Entries: 4, NotifyThreshold: 5}, nd.ErrInvalidParameter5},
-		{nd.SharedReceiveQueueLimits{Entries: 4, NotifyThreshold: -1}, nd.ErrInvalidParameter5},
+		{nd.SharedReceiveQueueLimits{Entries: 32, SGE: 4, NotifyThreshold: 32}, "", nd.Success},
+		{nd.SharedReceiveQueueLimits{Entries: 0}, "limits.Entries", nd.ErrInvalidParameter3},
+		{nd.SharedReceiveQueueLimits{Entries: 33}, "limits.Entries", nd.ErrInvalidParameter3},
+		{nd.SharedReceiveQueueLimits{Entries: 1, SGE: 5}, "limits.SGE", nd.ErrInvalidParameter4},
+		{nd.SharedReceiveQueueLimits{Entries: 1, SGE: -1}, "limits.SGE", nd.ErrInvalidParameter4},
+		{nd.SharedReceiveQueueLimits{Entries: 4, NotifyThreshold: 5}, "limits.NotifyThreshold", nd.ErrInvalidParameter5},
+		{nd.SharedReceiveQueueLimits{Entries: 4, NotifyThreshold: -1}, "limits.NotifyThreshold", nd.ErrInvalidParameter5},
 	} {
-		want(t, "SharedReceiveQueueLimits", SharedReceiveQueueLimits(&info, &c.l), c.want)
+		wantArg(t, "SharedReceiveQueueLimits", SharedReceiveQueueLimits(&info, &c.l), "CreateSharedReceiveQueue", c.arg, c.want)
 	}
 }
 
@@ -113,11 +155,16 @@ func TestCreateSharedReceiveQueue(t *testing.T) {
 	bad := nd.SharedReceiveQueueLimits{Entries: 0}
 	none := info
 	none.MaxSharedReceiveQueueDepth = 0
-	want(t, "open adapter, good queue and limits", CreateSharedReceiveQueue(false, &info, true, &good), nd.Success)
-	want(t, "closed adapter, before every other check", CreateSharedReceiveQueue(true, &none, false, &bad), nd.ErrDeviceRemoved)
-	want(t, "no shared receive queues, before the queue's check", CreateSharedReceiveQueue(false, &none, false, &bad), nd.ErrNotSupported)
-	want(t, "foreign or closed completion queue, before the limits", CreateSharedReceiveQueue(false, &info, false, &bad), nd.ErrInvalidParameter1)
-	want(t, "the limits last", CreateSharedReceiveQueue(false, &info, true, &bad), nd.ErrInvalidParameter3)
+	const op = "CreateSharedReceiveQueue"
+	wantArg(t, "open adapter, good queue and limits", CreateSharedReceiveQueue(false, &info, true, &good), op, "", nd.Success)
+	if err := CreateSharedReceiveQueue(true, &none, false, &bad); err != nd.ErrDeviceRemoved {
+		t.Errorf("closed adapter, before every other check: %v, want the bare ErrDeviceRemoved", err)
+	}
+	if err := CreateSharedReceiveQueue(false, &none, false, &bad); err != nd.ErrNotSupported {
+		t.Errorf("no shared receive queues, before the queue's check: %v, want the bare ErrNotSupported", err)
+	}
+	wantArg(t, "foreign or closed completion queue, before the limits", CreateSharedReceiveQueue(false, &info, false, &bad), op, "cq", nd.ErrInvalidParameter1)
+	wantArg(t, "the limits last", CreateSharedReceiveQueue(false, &info, true, &bad), op, "limits.Entries", nd.ErrInvalidParameter3)
 }
 
 type region struct{}
@@ -239,14 +286,14 @@ func TestConnState(t *testing.T) {
 
 func TestConnectParams(t *testing.T) {
 	good := netip.MustParseAddrPort("192.0.2.1:7")
-	want(t, "ConnectParams", ConnectParams(&info, good, 255, 20), nd.Success)
-	want(t, "no address", ConnectParams(&info, netip.AddrPort{}, 256, 21), nd.ErrInvalidAddress)
-	want(t, "port 0", ConnectParams(&info, netip.MustParseAddrPort("192.0.2.1:0"), 0, 0), nd.ErrInvalidAddress)
-	want(t, "protocol 256", ConnectParams(&info, good, 256, 21), nd.ErrInvalidParameter4)
-	want(t, "protocol -1", ConnectParams(&info, good, -1, 0), nd.ErrInvalidParameter4)
-	want(t, "caller data too long", ConnectParams(&info, good, 0, 21), nd.ErrInvalidBufferSize)
-	want(t, "CalleeData(30)", CalleeData(&info, 30), nd.Success)
-	want(t, "CalleeData(31)", CalleeData(&info, 31), nd.ErrInvalidBufferSize)
+	wantArg(t, "ConnectParams", ConnectParams(&info, good, 255, 20), "Connect", "", nd.Success)
+	wantArg(t, "no address", ConnectParams(&info, netip.AddrPort{}, 256, 21), "Connect", "remote", nd.ErrInvalidAddress)
+	wantArg(t, "port 0", ConnectParams(&info, netip.MustParseAddrPort("192.0.2.1:0"), 0, 0), "Connect", "remote", nd.ErrInvalidAddress)
+	wantArg(t, "protocol 256", ConnectParams(&info, good, 256, 21), "Connect", "protocol", nd.ErrInvalidParameter4)
+	wantArg(t, "protocol -1", ConnectParams(&info, good, -1, 0), "Connect", "protocol", nd.ErrInvalidParameter4)
+	wantArg(t, "caller data too long", ConnectParams(&info, good, 0, 21), "Connect", "privateData", nd.ErrInvalidBufferSize)
+	wantArg(t, "CalleeData(30)", CalleeData("Accept", &info, 30), "Accept", "privateData", nd.Success)
+	wantArg(t, "CalleeData(31)", CalleeData("Reject", &info, 31), "Reject", "privateData", nd.ErrInvalidBufferSize)
 }
 
 func TestConnectionData(t *testing.T) {

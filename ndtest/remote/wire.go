@@ -79,6 +79,7 @@ const (
 	errStatus = 1 // a bare nd.Status
 	errOp     = 2 // an *nd.OpError
 	errOther  = 3 // any other error (its status is ErrUnsuccessful)
+	errArg    = 4 // an *nd.ArgError (op, arg, and its reason in msg)
 )
 
 // Context error kinds on the wire.
@@ -94,6 +95,7 @@ type wireErr struct {
 	ctx    uint8
 	op     string
 	msg    string
+	arg    string // errArg only
 }
 
 type frame struct {
@@ -227,6 +229,9 @@ func (f *frame) encode() []byte {
 		e.u(uint64(f.err.status))
 		e.str(f.err.op)
 		e.str(f.err.msg)
+		if f.err.kind == errArg {
+			e.str(f.err.arg)
+		}
 	}
 	if f.sync == nil {
 		e.b = append(e.b, 0)
@@ -295,6 +300,9 @@ func decodeFrame(b []byte) (*frame, error) {
 		f.err.status = uint32(d.u())
 		f.err.op = d.str()
 		f.err.msg = d.str()
+		if f.err.kind == errArg {
+			f.err.arg = d.str()
+		}
 	}
 	if has := d.raw(1); len(has) == 1 && has[0] == 1 {
 		s := &syncSection{}
@@ -345,8 +353,8 @@ func readFrame(r *bufio.Reader) (*frame, error) {
 }
 
 // encodeErr puts err on the wire: its exact nd status, whether it was an
-// *nd.OpError (and its Op), whether a context error caused it, and its
-// text.
+// *nd.OpError (and its Op) or an *nd.ArgError (its Op, Arg and Reason),
+// whether a context error caused it, and its text.
 func encodeErr(err error) wireErr {
 	if err == nil {
 		return wireErr{}
@@ -359,7 +367,10 @@ func encodeErr(err error) wireErr {
 		w.ctx = ctxDeadline
 	}
 	var op *nd.OpError
+	var arg *nd.ArgError
 	switch {
+	case errors.As(err, &arg):
+		w.kind, w.op, w.arg, w.msg = errArg, arg.Op, arg.Arg, arg.Reason
 	case errors.As(err, &op):
 		w.kind, w.op = errOp, op.Op
 		w.msg = ""
@@ -406,6 +417,8 @@ func decodeErr(ctx context.Context, w wireErr) error {
 		return nil
 	case errStatus:
 		return nd.Status(w.status)
+	case errArg:
+		return &nd.ArgError{Op: w.op, Arg: w.arg, Status: nd.Status(w.status), Reason: w.msg}
 	case errOp:
 		if cause == nil && w.msg != "" {
 			cause = &remoteError{w.msg}

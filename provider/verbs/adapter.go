@@ -214,8 +214,8 @@ func (a *Adapter) CreateCompletionQueue(entries int) (nd.CompletionQueue, error)
 	if a.isClosed() {
 		return nil, nd.ErrDeviceRemoved
 	}
-	if st := ndrules.CQEntries(&a.info, entries); st != nd.Success {
-		return nil, st
+	if err := ndrules.CQEntries("CreateCompletionQueue", &a.info, entries); err != nil {
+		return nil, err
 	}
 	q, err := newCQ(a, entries)
 	if err != nil {
@@ -249,8 +249,8 @@ func (a *Adapter) Listen(backlog, protocol int, port uint16) (nd.Listener, error
 	if a.isClosed() {
 		return nil, nd.ErrDeviceRemoved
 	}
-	if st := ndrules.Listen(backlog, protocol); st != nd.Success {
-		return nil, st
+	if err := ndrules.Listen(backlog, protocol); err != nil {
+		return nil, err
 	}
 	return a.listen(backlog, protocol, port)
 }

@@ -151,7 +151,7 @@ func (c *connector) app(n int, godirect bool) int {
 
 // CreateEndpoint implements nd.Connector.
 func (c *connector) CreateEndpoint(inbound, outbound nd.CompletionQueue, l nd.EndpointLimits) (nd.Endpoint, error) {
-	return c.createEndpoint(inbound, outbound, nil, l)
+	return c.createEndpoint("CreateEndpoint", inbound, outbound, nil, l)
 }
 
 var _ nd.SharedReceiveQueueConnector = (*connector)(nil)
@@ -163,30 +163,38 @@ func (c *connector) CreateEndpointWithSRQ(inbound, outbound nd.CompletionQueue, 
 	if err := c.closedErr(); err != nil {
 		return nil, err
 	}
+	const op = "CreateEndpointWithSRQ"
 	s, ok := srqi.(*srq)
 	if !ok || s == nil || s.a != c.a {
-		return nil, nd.ErrInvalidParameter3
+		return nil, ndrules.Arg(op, "srq", nd.ErrInvalidParameter3, notOpenSRQ)
 	}
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
 	if closed || s.cq.shut.Load() {
-		return nil, nd.ErrInvalidParameter3
+		return nil, ndrules.Arg(op, "srq", nd.ErrInvalidParameter3, notOpenSRQ)
 	}
 	l.InboundEntries, l.InboundSGE = 1, 0
-	return c.createEndpoint(inbound, outbound, s, l)
+	return c.createEndpoint(op, inbound, outbound, s, l)
 }
 
-// createEndpoint is CreateEndpoint, on s when it is not nil.
-func (c *connector) createEndpoint(inbound, outbound nd.CompletionQueue, s *srq, l nd.EndpointLimits) (nd.Endpoint, error) {
+// The reasons of the argument errors made here.
+const (
+	notOpenSRQ     = "not an open shared receive queue of this adapter"
+	notOwnEndpoint = "not the endpoint of this connector"
+)
+
+// createEndpoint is CreateEndpoint, on s when it is not nil; op names the
+// call in its errors.
+func (c *connector) createEndpoint(op string, inbound, outbound nd.CompletionQueue, s *srq, l nd.EndpointLimits) (nd.Endpoint, error) {
 	a := c.a
 	if err := c.closedErr(); err != nil {
 		return nil, err
 	}
 	in, _ := inbound.(*cq)
 	out, _ := outbound.(*cq)
-	if st := ndrules.CreateEndpoint(&a.info, in != nil && in.a == a, out != nil && out.a == a, &l); st != nd.Success {
-		return nil, st
+	if err := ndrules.CreateEndpoint(op, &a.info, in != nil && in.a == a, out != nil && out.a == a, &l); err != nil {
+		return nil, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -196,7 +204,7 @@ func (c *connector) createEndpoint(inbound, outbound nd.CompletionQueue, s *srq,
 	if c.ep != nil {
 		return nil, nd.ErrNotSupported
 	}
-	e, err := newEndpoint(c, in, out, s, l)
+	e, err := newEndpoint(op, c, in, out, s, l)
 	if err != nil {
 		return nil, err
 	}
@@ -218,15 +226,15 @@ func (c *connector) Connect(ctx context.Context, ep nd.Endpoint, remote netip.Ad
 		return c.a.closedErr(c.closed)
 	case !ok || e.c != c || e != c.ep:
 		c.mu.Unlock()
-		return nd.ErrInvalidParameter1
+		return ndrules.Arg(op, "ep", nd.ErrInvalidParameter1, notOwnEndpoint)
 	}
-	st := c.state.Connect()
-	if st == nd.Success {
-		st = ndrules.ConnectParams(&c.a.info, remote, protocol, len(privateData))
-	}
-	if st != nd.Success {
+	if st := c.state.Connect(); st != nd.Success {
 		c.mu.Unlock()
 		return st
+	}
+	if err := ndrules.ConnectParams(&c.a.info, remote, protocol, len(privateData)); err != nil {
+		c.mu.Unlock()
+		return err
 	}
 	ra := remote.Addr().Unmap()
 	if !ra.Is4() || ra.IsLoopback() || ra.IsUnspecified() {
@@ -384,15 +392,15 @@ func (c *connector) Accept(ctx context.Context, ep nd.Endpoint, privateData []by
 		return c.a.closedErr(c.closed)
 	case !ok || e.c != c || e != c.ep:
 		c.mu.Unlock()
-		return nd.ErrInvalidParameter1
+		return ndrules.Arg("Accept", "ep", nd.ErrInvalidParameter1, notOwnEndpoint)
 	}
-	st := c.state.Accept()
-	if st == nd.Success {
-		st = ndrules.CalleeData(&c.a.info, len(privateData))
-	}
-	if st != nd.Success {
+	if st := c.state.Accept(); st != nd.Success {
 		c.mu.Unlock()
 		return st
+	}
+	if err := ndrules.CalleeData("Accept", &c.a.info, len(privateData)); err != nil {
+		c.mu.Unlock()
+		return err
 	}
 	if c.req.aborted.Load() {
 		c.state = ndrules.Aborted
@@ -457,11 +465,11 @@ func (c *connector) Reject(privateData []byte) error {
 		return err
 	}
 	state, id, e := c.state, c.id, c.ep
-	st := ndrules.CalleeData(&c.a.info, len(privateData))
-	if st == nd.Success {
-		st = state.Reject()
+	if err := ndrules.CalleeData("Reject", &c.a.info, len(privateData)); err != nil {
+		c.mu.Unlock()
+		return err
 	}
-	if st != nd.Success {
+	if st := state.Reject(); st != nd.Success {
 		c.mu.Unlock()
 		return st
 	}
@@ -794,7 +802,7 @@ func (l *listener) GetConnectionRequest(ctx context.Context, conn nd.Connector) 
 	l.mu.Unlock()
 	c, ok := conn.(*connector)
 	if !ok || c.a != l.pl.a || c.shut.Load() {
-		return nd.ErrInvalidParameter1
+		return ndrules.Arg("GetConnectionRequest", "c", nd.ErrInvalidParameter1, "not an open connector of this adapter")
 	}
 	l.mu.Lock()
 	if l.closed {

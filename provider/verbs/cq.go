@@ -309,9 +309,9 @@ func (q *cq) Notify(ctx context.Context, typ nd.NotifyType) error {
 		q.mu.Unlock()
 		return err
 	}
-	if st := ndrules.NotifyType(typ); st != nd.Success {
+	if err := ndrules.NotifyType(typ); err != nil {
 		q.mu.Unlock()
-		return st
+		return err
 	}
 	if q.overrun {
 		q.mu.Unlock()
@@ -364,12 +364,12 @@ func (q *cq) Resize(entries int) error {
 	if err := q.a.closedErr(q.closed); err != nil {
 		return err
 	}
-	if st := ndrules.CQEntries(&q.a.info, entries); st != nd.Success {
-		return st
+	if err := ndrules.CQEntries("Resize", &q.a.info, entries); err != nil {
+		return err
 	}
 	q.drain()
-	if st := ndrules.Resize(&q.a.info, entries, q.n); st != nd.Success {
-		return st
+	if err := ndrules.Resize(&q.a.info, entries, q.n); err != nil {
+		return err
 	}
 	f := make([]fifoEntry, entries)
 	for i := range q.n {
@@ -379,15 +379,16 @@ func (q *cq) Resize(entries int) error {
 	return nil
 }
 
-// attach reserves device entries for a queue of depth entries.
-func (q *cq) attach(r *ring, depth int) error {
+// attach reserves device entries for a queue of depth entries, for the
+// call op (CreateEndpoint, CreateEndpointWithSRQ).
+func (q *cq) attach(op string, r *ring, depth int) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
 		if r.recv {
-			return nd.ErrInvalidParameter1
+			return ndrules.Arg(op, "inbound", nd.ErrInvalidParameter1, ndrules.NotOpenQueue)
 		}
-		return nd.ErrInvalidParameter2
+		return ndrules.Arg(op, "outbound", nd.ErrInvalidParameter2, ndrules.NotOpenQueue)
 	}
 	if q.attached+depth > q.hwSize {
 		want := q.attached + depth
@@ -435,7 +436,7 @@ func (q *cq) attachSRQ(s *srq, depth int) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
-		return &nd.OpError{Op: "CreateEndpoint", Status: nd.ErrInvalidParameter1}
+		return ndrules.Arg("CreateSharedReceiveQueue", "cq", nd.ErrInvalidParameter1, ndrules.NotOpenQueue)
 	}
 	if q.attached+depth > q.hwSize {
 		want := q.attached + depth

@@ -60,7 +60,9 @@ type endpoint struct {
 
 var _ nd.Endpoint = (*endpoint)(nil)
 
-func newEndpoint(c *connector, in, out *cq, s *srq, l nd.EndpointLimits) (*endpoint, error) {
+// newEndpoint makes the endpoint of CreateEndpoint or, with s,
+// CreateEndpointWithSRQ (op).
+func newEndpoint(op string, c *connector, in, out *cq, s *srq, l nd.EndpointLimits) (*endpoint, error) {
 	a := c.a
 	if s != nil {
 		l.InboundEntries, l.InboundSGE = 0, 0 // the shared queue's limits apply
@@ -75,12 +77,12 @@ func newEndpoint(c *connector, in, out *cq, s *srq, l nd.EndpointLimits) (*endpo
 	e.rq = newRing(e, in, h<<1|1, l.InboundEntries, true)
 	perRead := e.perRead()
 	if l.OutboundEntries*perRead > a.dev.maxQPWR {
-		return nil, nd.ErrInvalidParameter4
+		return nil, ndrules.Arg(op, "limits.OutboundEntries", nd.ErrInvalidParameter4, fmt.Sprintf("%d requests of %d work requests each are more than the device's %d", l.OutboundEntries, perRead, a.dev.maxQPWR))
 	}
-	if err := out.attach(e.sq, l.OutboundEntries*perRead); err != nil {
+	if err := out.attach(op, e.sq, l.OutboundEntries*perRead); err != nil {
 		return nil, err
 	}
-	if err := in.attach(e.rq, l.InboundEntries); err != nil {
+	if err := in.attach(op, e.rq, l.InboundEntries); err != nil {
 		out.detach(e.sq, l.OutboundEntries*perRead)
 		return nil, err
 	}

@@ -61,8 +61,8 @@ func (a *Adapter) RegisterMemory(ctx context.Context, buf []byte) (nd.MemoryRegi
 	if a.isClosed() {
 		return nil, nd.ErrDeviceRemoved
 	}
-	if st := ndrules.RegisterMemory(&a.info, buf); st != nd.Success {
-		return nil, st
+	if err := ndrules.RegisterMemory(&a.info, buf); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, canceled("RegisterMemory", ctx)
@@ -119,7 +119,7 @@ func (a *Adapter) AllocMemory(n int) (nd.MemoryRegion, error) {
 func (a *Adapter) DeregisterMemory(ctx context.Context, mr nd.MemoryRegion) error {
 	r, ok := mr.(*memRegion)
 	if !ok || r.a != a {
-		return nd.ErrInvalidParameter1
+		return ndrules.Arg("DeregisterMemory", "mr", nd.ErrInvalidParameter1, "not a registration of this adapter")
 	}
 	if a.isClosed() {
 		return nil // cleanup: Close deregistered the adapter's regions
@@ -128,7 +128,7 @@ func (a *Adapter) DeregisterMemory(ctx context.Context, mr nd.MemoryRegion) erro
 		return nd.ErrDeviceBusy
 	}
 	if !a.deregister(r) {
-		return nd.ErrInvalidParameter1
+		return ndrules.Arg("DeregisterMemory", "mr", nd.ErrInvalidParameter1, "deregistered already")
 	}
 	return nil
 }

@@ -98,8 +98,8 @@ func (a *Adapter) CreateSharedReceiveQueue(cqi nd.CompletionQueue, l nd.SharedRe
 	const op = "CreateSharedReceiveQueue"
 	q, _ := cqi.(*cq)
 	cqOK := q != nil && q.a == a && !q.shut.Load()
-	if st := ndrules.CreateSharedReceiveQueue(a.isClosed(), &a.info, cqOK, &l); st != nd.Success {
-		return nil, st
+	if err := ndrules.CreateSharedReceiveQueue(a.isClosed(), &a.info, cqOK, &l); err != nil {
+		return nil, err
 	}
 	a.mu.Lock()
 	a.nextEP++
@@ -520,7 +520,7 @@ func (s *srq) attachEndpoint(e *endpoint) error {
 	defer s.mu.Unlock()
 	if s.closed {
 		go s.dropCQ(e.in)
-		return nd.ErrInvalidParameter3
+		return ndrules.Arg("CreateEndpointWithSRQ", "srq", nd.ErrInvalidParameter3, notOpenSRQ)
 	}
 	return nil
 }

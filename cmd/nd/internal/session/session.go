@@ -17,10 +17,9 @@ import (
 	"github.com/godirect/nd/provider/tcp"
 )
 
-// ndProtocol is the ND protocol number the test tools connect with (the
-// Listen and Connect "protocol" argument; 6 is TCP's IP protocol number, what
-// ND applications conventionally pass).
-const ndProtocol = 6
+// ndProtocol is the ND protocol number the test tools listen and connect
+// with: TCP's IP protocol number, what ND applications conventionally pass.
+const ndProtocol = nd.ProtocolTCP
 
 // ProviderFlag defines the -provider flag on fs.
 func ProviderFlag(fs *flag.FlagSet) *string {
