@@ -31,6 +31,10 @@ var DefaultAddresses = []netip.Addr{
 	netip.AddrFrom4([4]byte{127, 0, 0, 2}),
 }
 
+// MaxPrivateData is the most private data a Connect, Accept or Reject
+// carries between loop adapters: Info's MaxCallerData and MaxCalleeData.
+const MaxPrivateData = 504
+
 // Info is what Query reports for a loop adapter.
 var Info = nd.AdapterInfo{
 	VendorID:              0x00474F44, // "GOD"
@@ -48,8 +52,8 @@ var Info = nd.AdapterInfo{
 	MaxRegistrationSize:   int(min(uint64(1)<<40, uint64(math.MaxInt))),
 	MaxWindowSize:         int(min(uint64(1)<<40, uint64(math.MaxInt))),
 	LargeRequestThreshold: 16 << 10,
-	MaxCallerData:         504,
-	MaxCalleeData:         504,
+	MaxCallerData:         MaxPrivateData,
+	MaxCalleeData:         MaxPrivateData,
 	Flags: nd.AdapterInOrderDMA | nd.AdapterCQResize | nd.AdapterLoopbackConnections |
 		nd.AdapterMultiEngine,
 

@@ -60,7 +60,7 @@ const (
 )
 
 // maxMessage bounds a setup message.
-const maxMessage = 64 + maxPrivateData
+const maxMessage = 64 + MaxPrivateData
 
 type request struct {
 	protocol, ird, ord int
@@ -102,7 +102,7 @@ func parseRequest(b []byte) (*request, error) {
 	copy(r.probe[:], p[24:40])
 	n := int(binary.LittleEndian.Uint16(p[40:]))
 	p = p[42:]
-	if n > maxPrivateData || n != len(p) {
+	if n > MaxPrivateData || n != len(p) {
 		return nil, errMessage
 	}
 	r.pd = append([]byte(nil), p...)
@@ -141,7 +141,7 @@ func parseReply(b []byte) (*reply, error) {
 	copy(r.probe[:], p[17:33])
 	n := int(binary.LittleEndian.Uint16(p[33:]))
 	p = p[35:]
-	if n > maxPrivateData || n != len(p) {
+	if n > MaxPrivateData || n != len(p) {
 		return nil, errMessage
 	}
 	r.pd = append([]byte(nil), p...)
@@ -159,7 +159,7 @@ func parseReject(b []byte) ([]byte, error) {
 		return nil, errMessage
 	}
 	n := int(binary.LittleEndian.Uint16(b[1:]))
-	if n > maxPrivateData || n != len(b)-3 {
+	if n > MaxPrivateData || n != len(b)-3 {
 		return nil, errMessage
 	}
 	return append([]byte(nil), b[3:]...), nil

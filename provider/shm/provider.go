@@ -86,8 +86,10 @@ func DefaultConfig() Config {
 	}
 }
 
-// maxPrivateData is the private data a connection request or reply carries.
-const maxPrivateData = 504
+// MaxPrivateData is the most private data a Connect, Accept or Reject
+// carries over shared memory: Info's MaxCallerData and MaxCalleeData. More
+// is refused with ND_INVALID_BUFFER_SIZE.
+const MaxPrivateData = 504
 
 // maxReadLimit bounds the read limits.
 const maxReadLimit = 128
@@ -109,8 +111,8 @@ var Info = nd.AdapterInfo{
 	MaxRegistrationSize:   int(min(uint64(1)<<40, uint64(math.MaxInt))),
 	MaxWindowSize:         int(min(uint64(1)<<40, uint64(math.MaxInt))),
 	LargeRequestThreshold: 16 << 10,
-	MaxCallerData:         maxPrivateData,
-	MaxCalleeData:         maxPrivateData,
+	MaxCallerData:         MaxPrivateData,
+	MaxCalleeData:         MaxPrivateData,
 	Flags: nd.AdapterInOrderDMA | nd.AdapterCQResize | nd.AdapterLoopbackConnections |
 		nd.AdapterMultiEngine,
 

@@ -46,16 +46,16 @@ func FuzzSetupMessages(f *testing.F) {
 			}
 		}
 		if r, err := parseRequest(msg); err == nil {
-			if len(r.pd) > maxPrivateData || r.ird < 0 || r.ird > maxReadLimit || r.ord < 0 || r.ord > maxReadLimit {
+			if len(r.pd) > MaxPrivateData || r.ird < 0 || r.ird > maxReadLimit || r.ord < 0 || r.ord > maxReadLimit {
 				t.Fatalf("parseRequest(%x) = %+v", msg, r)
 			}
 		}
 		if r, err := parseReply(msg); err == nil {
-			if len(r.pd) > maxPrivateData || r.ird < 0 || r.ird > maxReadLimit || r.ord < 0 || r.ord > maxReadLimit {
+			if len(r.pd) > MaxPrivateData || r.ird < 0 || r.ird > maxReadLimit || r.ord < 0 || r.ord > maxReadLimit {
 				t.Fatalf("parseReply(%x) = %+v", msg, r)
 			}
 		}
-		if pd, err := parseReject(msg); err == nil && len(pd) > maxPrivateData {
+		if pd, err := parseReject(msg); err == nil && len(pd) > MaxPrivateData {
 			t.Fatalf("parseReject(%x) = %d bytes", msg, len(pd))
 		}
 	})

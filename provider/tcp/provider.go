@@ -93,6 +93,20 @@ func DefaultConfig() Config {
 	}
 }
 
+// MaxPrivateData is the most private data a Connect, Accept or Reject
+// carries over TCP: Info's MaxCallerData and MaxCalleeData, 247 bytes (the
+// 251 user bytes of an MPA request or reply that Linux's siw carries, less
+// the 4 of godirect's prefix; docs/tcp-transport.md). More is refused with
+// ND_INVALID_BUFFER_SIZE.
+const MaxPrivateData = 247
+
+// MaxPrivateData is the handshake's maxPrivateData: each difference below
+// is a constant that must not be negative, so the two are equal.
+const (
+	_ uint = MaxPrivateData - maxPrivateData
+	_ uint = maxPrivateData - MaxPrivateData
+)
+
 // Info is what Query reports for a TCP adapter.
 var Info = nd.AdapterInfo{
 	VendorID:              0x00474F44, // "GOD"
@@ -110,8 +124,8 @@ var Info = nd.AdapterInfo{
 	MaxRegistrationSize:   int(min(uint64(1)<<40, uint64(math.MaxInt))),
 	MaxWindowSize:         int(min(uint64(1)<<40, uint64(math.MaxInt))),
 	LargeRequestThreshold: 16 << 10,
-	MaxCallerData:         maxPrivateData,
-	MaxCalleeData:         maxPrivateData,
+	MaxCallerData:         MaxPrivateData,
+	MaxCalleeData:         MaxPrivateData,
 	Flags:                 nd.AdapterInOrderDMA | nd.AdapterCQResize | nd.AdapterLoopbackConnections | nd.AdapterMultiEngine,
 
 	MaxSharedReceiveQueueDepth: engine.MaxSharedReceiveQueueDepth,
