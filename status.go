@@ -200,6 +200,10 @@ func StatusOf(err error) Status {
 			return e.Status
 		case *ArgError:
 			return e.Status
+		case *DisconnectError:
+			return e.Status
+		case *resultError:
+			return e.status
 		}
 		u, ok := err.(interface{ Unwrap() error })
 		if !ok {

@@ -8,16 +8,46 @@ import (
 // Result is ND's ND_RESULT: the caller-owned record of one posted request.
 // The caller passes a *Result to a posting call and must keep it untouched
 // until CompletionQueue.GetResults hands the same pointer back; the provider
-// writes Status and BytesTransferred before it does. A Result may be embedded
-// as the first field of a larger request record to carry the caller's context.
+// writes Status, Cause and BytesTransferred before it does, possibly from
+// another goroutine (GetResults orders those writes before the caller's
+// reads). A Result may be embedded as the first field of a larger request
+// record to carry the caller's context. It is laid out as ND_RESULT (Cause
+// sits in the padding after Status), so that ND's own structure can stand
+// for it.
 type Result struct {
-	// Status is the outcome of the request.
+	// Status is the outcome of the request: Success, or the error that
+	// ended it (see each posting call for the statuses it completes with).
+	// A failed request ended the connection; the endpoint's other
+	// outstanding requests complete ErrCanceled.
 	Status Status
+	// Cause tells apart failures that share a Status, where the provider
+	// knows: for ErrAccessViolation, CauseLocalAccess (a scatter/gather
+	// entry of this side) or CauseRemoteAccess (the peer refused the Read
+	// or Write). It is CauseNone for a successful request and where
+	// nothing more is known. Err folds it into an error.
+	Cause Cause
 	// BytesTransferred is the number of bytes the request moved: for Send,
 	// SendAndInvalidate, Read and Write the total length of the request's
-	// scatter/gather list, for Receive the bytes placed. It is undefined for
-	// Bind and Invalidate.
+	// scatter/gather list, for Receive the bytes placed. It is 0 for a
+	// request that did not succeed, and undefined for Bind and Invalidate.
 	BytesTransferred int
+}
+
+// Err returns nil for a successful request; otherwise its Status, or, when
+// Cause is known, an error for which errors.Is holds for both the Status
+// and the Cause and whose text says both:
+//
+//	if err := r.Err(); errors.Is(err, nd.CauseRemoteAccess) { ... }
+//
+// It allocates only for a failed request with a Cause.
+func (r Result) Err() error {
+	switch {
+	case r.Status == Success:
+		return nil
+	case r.Cause == CauseNone:
+		return r.Status
+	}
+	return &resultError{r.Status, r.Cause}
 }
 
 // SGE is one scatter/gather entry (ND_SGE). Buffer must lie inside the

@@ -2,6 +2,7 @@ package ndtest
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"testing"
 	"time"
@@ -264,7 +265,9 @@ func AwaitDisconnect(t testing.TB, c nd.Connector, what string) {
 }
 
 // Expect waits for the next completion on cq and checks that it is want with
-// the given status and byte count (bytes < 0 skips the byte check).
+// the given status and byte count (bytes < 0 skips the byte check). A
+// request that failed must report 0 bytes and, unless it failed with
+// ErrAccessViolation (whose Cause the cases check), no Cause.
 func Expect(t testing.TB, cq nd.CompletionQueue, want *nd.Result, status nd.Status, bytes int) {
 	t.Helper()
 	got := Wait(t, cq)
@@ -276,6 +279,27 @@ func Expect(t testing.TB, cq nd.CompletionQueue, want *nd.Result, status nd.Stat
 	}
 	if bytes >= 0 && got.BytesTransferred != bytes {
 		t.Fatalf("BytesTransferred = %d, want %d", got.BytesTransferred, bytes)
+	}
+	if status != nd.Success && got.BytesTransferred != 0 {
+		t.Fatalf("BytesTransferred = %d for a request that failed with %v, want 0", got.BytesTransferred, status.Name())
+	}
+	if status != nd.ErrAccessViolation && got.Cause != nd.CauseNone {
+		t.Fatalf("Cause = %v for a request that completed %v, want CauseNone", got.Cause, status.Name())
+	}
+}
+
+// expectAccessViolation waits for want's completion on cq: ErrAccessViolation
+// with 0 bytes and cause (CauseLocalAccess for an entry of this side,
+// CauseRemoteAccess for the peer's refusal), which Result.Err reports.
+func expectAccessViolation(t testing.TB, cq nd.CompletionQueue, want *nd.Result, cause nd.Cause) {
+	t.Helper()
+	Expect(t, cq, want, nd.ErrAccessViolation, 0)
+	if want.Cause != cause {
+		t.Fatalf("an access violation's Cause = %v, want %v", want.Cause, cause)
+	}
+	err := want.Err()
+	if !errors.Is(err, nd.ErrAccessViolation) || !errors.Is(err, cause) || nd.StatusOf(err) != nd.ErrAccessViolation {
+		t.Fatalf("Result.Err() = %v: want an error that is ErrAccessViolation and %v", err, cause)
 	}
 }
 

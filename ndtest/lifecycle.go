@@ -316,7 +316,7 @@ func testInlineSink(t *testing.T, p nd.Provider, read bool) {
 		if err := pr.Active.Endpoint.Read(&res, sink, desc, 0, 0); err != nil {
 			t.Fatalf("Read into an inline entry: immediate %v; want a completion with %v", err, nd.ErrAccessViolation)
 		}
-		Expect(t, pr.Active.OutCQ, &res, nd.ErrAccessViolation, -1)
+		expectAccessViolation(t, pr.Active.OutCQ, &res, nd.CauseLocalAccess)
 		return
 	}
 	if err := pr.Passive.Endpoint.Receive(&res, sink); err != nil {
@@ -324,7 +324,7 @@ func testInlineSink(t *testing.T, p nd.Provider, read bool) {
 	}
 	var sr nd.Result
 	sendBuf(t, pr.Active, newBuffer(t, pr.Active, 8), &sr, 0)
-	Expect(t, pr.Passive.InCQ, &res, nd.ErrAccessViolation, 0)
+	expectAccessViolation(t, pr.Passive.InCQ, &res, nd.CauseLocalAccess)
 }
 
 // testConcurrentClose: two goroutines close the same object of the active

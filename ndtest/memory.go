@@ -185,7 +185,7 @@ func memoryWindowReuse(t *testing.T, p nd.Provider) {
 	ar, _ := postRecv(t, pr.Active, 8)
 	pRecv, _ := postRecv(t, pr.Passive, 8)
 	r, _ = rdmaRead(t, pr.Active, d1, 0, 64, 0)
-	Expect(t, pr.Active.OutCQ, r, nd.ErrAccessViolation, -1)
+	expectAccessViolation(t, pr.Active.OutCQ, r, nd.CauseRemoteAccess)
 	expectTerminated(t, pr, []*nd.Result{ar}, []*nd.Result{pRecv})
 }
 
@@ -200,7 +200,7 @@ func memoryCloseInvalidatesWindow(t *testing.T, p nd.Provider) {
 	ar, _ := postRecv(t, pr.Active, 8)
 	pRecv, _ := postRecv(t, pr.Passive, 8)
 	r, _ := rdmaRead(t, pr.Active, desc, 0, 64, 0)
-	Expect(t, pr.Active.OutCQ, r, nd.ErrAccessViolation, -1)
+	expectAccessViolation(t, pr.Active.OutCQ, r, nd.CauseRemoteAccess)
 	expectTerminated(t, pr, []*nd.Result{ar}, []*nd.Result{pRecv})
 }
 
@@ -384,7 +384,7 @@ func memorySendAndInvalidateThen(op string) func(t *testing.T, p nd.Provider) {
 		} else {
 			r = rdmaWrite(t, pr.Active, desc, 0, pattern(64, 13), 0)
 		}
-		Expect(t, pr.Active.OutCQ, r, nd.ErrAccessViolation, -1)
+		expectAccessViolation(t, pr.Active.OutCQ, r, nd.CauseRemoteAccess)
 		expectTerminated(t, pr, []*nd.Result{ar}, []*nd.Result{pRecv})
 		checkBytes(t, "window after access through the invalidated descriptor", win, want)
 	}
@@ -406,8 +406,9 @@ func memoryWindowBoundToEndpoint(op string) func(t *testing.T, p nd.Provider) {
 		} else {
 			r = rdmaWrite(t, pr2.Active, desc, 0, pattern(64, 17), 0)
 		}
-		Expect(t, pr2.Active.OutCQ, r, nd.ErrAccessViolation, -1)
+		expectAccessViolation(t, pr2.Active.OutCQ, r, nd.CauseRemoteAccess)
 		expectTerminated(t, pr2, []*nd.Result{ar}, []*nd.Result{pRecv})
+		expectReason(t, pr2.Passive.Connector, "the target of an access through another connection's window", &nd.DisconnectError{Peer: true, Op: op, Status: nd.ErrAccessViolation, Cause: nd.CausePeerAccess})
 		checkBytes(t, "window after access from another connection", win, want)
 		r, got := rdmaRead(t, pr1.Active, desc, 0, 256, 0)
 		Expect(t, pr1.Active.OutCQ, r, nd.Success, 256)

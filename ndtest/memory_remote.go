@@ -70,7 +70,7 @@ func remoteAccessRights(t *testing.T, p nd.Provider) {
 	ar, _ := postRecv(t, pr2.Active, 8)
 	pRecv, _ := postRecv(t, pr2.Passive, 8)
 	r := rdmaWrite(t, pr2.Active, desc, 0, pattern(32, 43), 0)
-	Expect(t, pr2.Active.OutCQ, r, nd.ErrAccessViolation, -1)
+	expectAccessViolation(t, pr2.Active.OutCQ, r, nd.CauseRemoteAccess)
 	expectTerminated(t, pr2, []*nd.Result{ar}, []*nd.Result{pRecv})
 	checkBytes(t, "read-only buffer after a refused Write", buf, want)
 	r, got := rdmaRead(t, pr1.Active, desc, 0, 256, 0)
@@ -91,7 +91,7 @@ func remoteAccessClose(t *testing.T, p nd.Provider) {
 	ar, _ := postRecv(t, pr.Active, 8)
 	pRecv, _ := postRecv(t, pr.Passive, 8)
 	r, _ = rdmaRead(t, pr.Active, desc, 0, 128, 0)
-	Expect(t, pr.Active.OutCQ, r, nd.ErrAccessViolation, -1)
+	expectAccessViolation(t, pr.Active.OutCQ, r, nd.CauseRemoteAccess)
 	expectTerminated(t, pr, []*nd.Result{ar}, []*nd.Result{pRecv})
 	wantStatus(t, "DeregisterMemory after Close", pr.Passive.Adapter.DeregisterMemory(ctx(t), mr), nd.Success)
 }

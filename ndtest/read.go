@@ -117,8 +117,10 @@ func readAccessViolationStaleToken(t *testing.T, p nd.Provider) {
 	checkBytes(t, "Read before Invalidate", got, win[:64])
 	invalidate(t, pr.Passive, mw)
 	res, _ := rdmaRead(t, pr.Active, desc, 0, 64, 0)
-	Expect(t, pr.Active.OutCQ, res, nd.ErrAccessViolation, -1)
+	expectAccessViolation(t, pr.Active.OutCQ, res, nd.CauseRemoteAccess)
 	expectTerminated(t, pr, []*nd.Result{ar}, []*nd.Result{pRecv})
+	expectReason(t, pr.Active.Connector, "the initiator of a refused Read", &nd.DisconnectError{Op: "Read", Status: nd.ErrAccessViolation, Cause: nd.CauseRemoteAccess})
+	expectReason(t, pr.Passive.Connector, "the target of a refused Read", &nd.DisconnectError{Peer: true, Op: "Read", Status: nd.ErrAccessViolation, Cause: nd.CausePeerAccess})
 }
 
 func readAccessViolationLocalBufferOutsideRegion(t *testing.T, p nd.Provider) {
@@ -128,8 +130,9 @@ func readAccessViolationLocalBufferOutsideRegion(t *testing.T, p nd.Provider) {
 	_, mr := regBuf(t, pr.Active, 64, 11)
 	res := new(nd.Result)
 	mustPost(t, "Read into a buffer outside its region", pr.Active.Endpoint.Read(res, one(make([]byte, 32), mr), desc, 0, 0))
-	Expect(t, pr.Active.OutCQ, res, nd.ErrAccessViolation, -1)
+	expectAccessViolation(t, pr.Active.OutCQ, res, nd.CauseLocalAccess)
 	expectTerminated(t, pr, []*nd.Result{ar}, []*nd.Result{pRecv})
+	expectReason(t, pr.Active.Connector, "a Read with a bad local entry", &nd.DisconnectError{Op: "Read", Status: nd.ErrAccessViolation, Cause: nd.CauseLocalAccess})
 }
 
 func readZeroOutboundReadLimit(t *testing.T, p nd.Provider) {
@@ -233,7 +236,7 @@ func readSilentFailure(t *testing.T, p nd.Provider) {
 	ar, _ := postRecv(t, pr.Active, 8)
 	pRecv, _ := postRecv(t, pr.Passive, 8)
 	res, _ := rdmaRead(t, pr.Active, desc, 500, 100, nd.FlagSilentSuccess)
-	Expect(t, pr.Active.OutCQ, res, nd.ErrAccessViolation, -1)
+	expectAccessViolation(t, pr.Active.OutCQ, res, nd.CauseRemoteAccess)
 	expectTerminated(t, pr, []*nd.Result{ar}, []*nd.Result{pRecv})
 }
 
@@ -283,7 +286,8 @@ func readViolation(flags nd.Flags, remote func(d nd.MWDescriptor) (nd.MWDescript
 		pRecv, _ := postRecv(t, pr.Passive, 8)
 		d, off, n := remote(desc)
 		res, _ := rdmaRead(t, pr.Active, d, off, n, 0)
-		Expect(t, pr.Active.OutCQ, res, nd.ErrAccessViolation, -1)
+		expectAccessViolation(t, pr.Active.OutCQ, res, nd.CauseRemoteAccess)
 		expectTerminated(t, pr, []*nd.Result{ar}, []*nd.Result{pRecv})
+		expectReason(t, pr.Active.Connector, "the initiator of a refused Read", &nd.DisconnectError{Op: "Read", Status: nd.ErrAccessViolation, Cause: nd.CauseRemoteAccess})
 	}
 }

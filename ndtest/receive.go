@@ -175,7 +175,7 @@ func receiveAccessViolation(t *testing.T, p nd.Provider) {
 	// The failure may be found at post time or when data arrives; the
 	// Send may therefore find the connection gone already.
 	sr := postSend(t, pr.Active, pattern(16, 11), 0)
-	Expect(t, pr.Passive.InCQ, bad, nd.ErrAccessViolation, -1)
+	expectAccessViolation(t, pr.Passive.InCQ, bad, nd.CauseLocalAccess)
 	got := Wait(t, pr.Active.OutCQ)
 	if got != sr {
 		t.Fatalf("GetResults returned %p, want the Send's Result %p", got, sr)
@@ -196,9 +196,10 @@ func receiveOversized(t *testing.T, p nd.Provider) {
 	small, _ := postRecv(t, pr.Passive, 1023)
 	other, _ := postRecv(t, pr.Passive, 4096)
 	sr := postSend(t, pr.Active, pattern(1024, 12), 0)
-	Expect(t, pr.Passive.InCQ, small, nd.ErrBufferOverflow, -1)
+	Expect(t, pr.Passive.InCQ, small, nd.ErrBufferOverflow, 0)
 	expectSenderStatus(t, pr.Active, sr)
 	expectTerminated(t, pr, []*nd.Result{ar}, []*nd.Result{other})
+	expectReason(t, pr.Passive.Connector, "a Receive smaller than the Send", &nd.DisconnectError{Op: "Receive", Status: nd.ErrBufferOverflow})
 }
 
 // ndmemorytest NdSendNoReceive: the peer terminates, nothing hangs.
@@ -209,6 +210,7 @@ func receiveNoReceivePosted(t *testing.T, p nd.Provider) {
 	expectSenderStatus(t, pr.Active, sr)
 	expectTerminated(t, pr, []*nd.Result{ar}, nil)
 	ExpectEmpty(t, pr.Passive.InCQ)
+	expectReason(t, pr.Passive.Connector, "a Send that found no Receive", &nd.DisconnectError{Peer: true, Op: "Send", Status: nd.ErrBufferOverflow, Cause: nd.CauseNoReceive})
 }
 
 // A zero-byte Receive overflows on a non-empty Send.

@@ -52,7 +52,7 @@ var suite = []group{
 	{"Read", readCases},
 	{"Write", writeCases},
 	{"Memory", slices.Concat(memoryCases, remoteAccessCases)},
-	{"Teardown", teardownCases},
+	{"Teardown", slices.Concat(teardownCases, disconnectReasonCases)},
 	{"SharedCQ", sharedCQCases},
 	{"SRQ", srqCases},
 	{"Lifecycle", lifecycleCases},

@@ -283,7 +283,7 @@ func sendSilentFailure(t *testing.T, p nd.Provider) {
 	_, mr := regBuf(t, pr.Active, 64, 16)
 	sr := new(nd.Result)
 	mustPost(t, "silent Send outside its region", pr.Active.Endpoint.Send(sr, one(make([]byte, 16), mr), nd.FlagSilentSuccess))
-	Expect(t, pr.Active.OutCQ, sr, nd.ErrAccessViolation, -1)
+	expectAccessViolation(t, pr.Active.OutCQ, sr, nd.CauseLocalAccess)
 	expectTerminated(t, pr, []*nd.Result{ar}, []*nd.Result{pRecv})
 }
 
@@ -336,7 +336,7 @@ func sendSolicitedNotifyFiresOnError(t *testing.T, p nd.Provider) {
 	if err := notify.wait(t); err != nil {
 		t.Fatalf("Notify(NotifySolicited) = %v, want nil after an error completion", err)
 	}
-	Expect(t, cq, sr, nd.ErrAccessViolation, -1)
+	expectAccessViolation(t, cq, sr, nd.CauseLocalAccess)
 	expectTerminated(t, pr, []*nd.Result{ar}, []*nd.Result{pRecv})
 }
 
@@ -377,8 +377,9 @@ func sendAccessViolation(t *testing.T, p nd.Provider) {
 			pRecv, _ := postRecv(t, pr.Passive, 64)
 			sr := new(nd.Result)
 			mustPost(t, "Send", pr.Active.Endpoint.Send(sr, c.sgl(t, pr), 0))
-			Expect(t, pr.Active.OutCQ, sr, nd.ErrAccessViolation, -1)
+			expectAccessViolation(t, pr.Active.OutCQ, sr, nd.CauseLocalAccess)
 			expectTerminated(t, pr, []*nd.Result{ar}, []*nd.Result{pRecv})
+			expectReason(t, pr.Active.Connector, "a Send with a bad local entry", &nd.DisconnectError{Op: "Send", Status: nd.ErrAccessViolation, Cause: nd.CauseLocalAccess})
 		})
 	}
 }

@@ -400,7 +400,7 @@ func srqBadEntryFailsOne(t *testing.T, p nd.Provider) {
 	var sends [n]nd.Result
 	ps.send(t, bad, &sends[bad])
 	expectSenderStatus(t, &Side{OutCQ: ps.activeCQ}, &sends[bad])
-	Expect(t, ps.passiveCQ, &wild, nd.ErrAccessViolation, 0)
+	expectAccessViolation(t, ps.passiveCQ, &wild, nd.CauseLocalAccess)
 	AwaitDisconnect(t, ps.passive[bad].Connector, "a Send into a shared Receive outside its registration")
 	for k := range n - 1 {
 		ps.post(t, k)

@@ -187,8 +187,10 @@ func writeAccessViolationStaleToken(t *testing.T, p nd.Provider) {
 	want := append([]byte(nil), win...)
 	checkBytes(t, "window after the Write before Invalidate", want[:64], data)
 	res := rdmaWrite(t, pr.Active, desc, 64, pattern(64, 34), 0)
-	Expect(t, pr.Active.OutCQ, res, nd.ErrAccessViolation, -1)
+	expectAccessViolation(t, pr.Active.OutCQ, res, nd.CauseRemoteAccess)
 	expectTerminated(t, pr, []*nd.Result{ar}, []*nd.Result{pRecv})
+	expectReason(t, pr.Active.Connector, "the initiator of a refused Write", &nd.DisconnectError{Op: "Write", Status: nd.ErrAccessViolation, Cause: nd.CauseRemoteAccess})
+	expectReason(t, pr.Passive.Connector, "the target of a refused Write", &nd.DisconnectError{Peer: true, Op: "Write", Status: nd.ErrAccessViolation, Cause: nd.CausePeerAccess})
 	checkBytes(t, "window after a Write through a stale descriptor", win, want)
 }
 
@@ -205,8 +207,9 @@ func writeViolation(flags nd.Flags, untouched bool, remote func(d nd.MWDescripto
 		pRecv, _ := postRecv(t, pr.Passive, 8)
 		d, off, n := remote(desc)
 		res := rdmaWrite(t, pr.Active, d, off, pattern(n, 31), 0)
-		Expect(t, pr.Active.OutCQ, res, nd.ErrAccessViolation, -1)
+		expectAccessViolation(t, pr.Active.OutCQ, res, nd.CauseRemoteAccess)
 		expectTerminated(t, pr, []*nd.Result{ar}, []*nd.Result{pRecv})
+		expectReason(t, pr.Active.Connector, "the initiator of a refused Write", &nd.DisconnectError{Op: "Write", Status: nd.ErrAccessViolation, Cause: nd.CauseRemoteAccess})
 		if untouched {
 			checkBytes(t, "window after a refused Write", win, want)
 		}

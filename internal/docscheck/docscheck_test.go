@@ -139,7 +139,7 @@ func TestChecksFail(t *testing.T) {
 		}, "the package directory ndtest/remote is not in README.md's layout"},
 		{"case name", CaseNames, func(t *testing.T, m fstest.MapFS) {
 			edit(t, m, "docs/semantics.md", "`CQ/Notify/ContextCanceled`", "`CQ/NotifyCancel`")
-		}, "docs/semantics.md:18 names the conformance case CQ/NotifyCancel, which ndtest does not run"},
+		}, "docs/semantics.md:19 names the conformance case CQ/NotifyCancel, which ndtest does not run"},
 		{"case renamed in ndtest", CaseNames, func(t *testing.T, m fstest.MapFS) {
 			edit(t, m, "ndtest/memory.go", `"WindowReuse"`, `"WindowReused"`)
 		}, "names the conformance case Memory/WindowReuse, which ndtest does not run"},

@@ -24,6 +24,7 @@ type Connector struct {
 	rejected     bool        // the peer refused the last attempt
 	abortStatus  nd.Status   // why the link of an aborted attempt closed
 	disconnected bool        // Disconnect was called
+	reason       endReason   // why the connection ended (state Ended)
 	ep           *Endpoint
 	cur          *attempt // the attempt events are accepted from
 	link         Link
@@ -241,7 +242,7 @@ func (c *Connector) CompleteConnect(ctx context.Context) error {
 		// The endpoint closed meanwhile.
 		c.mu.Lock()
 		if c.state == ndrules.Connected {
-			c.state = ndrules.Ended
+			c.state, c.reason = ndrules.Ended, byThisSide("Close")
 			c.signalLocked()
 		}
 		c.mu.Unlock()
@@ -250,7 +251,7 @@ func (c *Connector) CompleteConnect(ctx context.Context) error {
 	}
 	ep.ready()
 	if err := link.Ready(); err != nil {
-		ep.terminate(nd.ErrConnectionAborted)
+		ep.terminate(nd.ErrConnectionAborted, endReason{peer: true, st: nd.ErrConnectionAborted})
 		return nd.ErrConnectionAborted
 	}
 	return nil
@@ -434,7 +435,7 @@ func (c *Connector) Disconnect(ctx context.Context) error {
 		return st
 	}
 	if state == ndrules.Connected {
-		ep.terminate(nd.Success)
+		ep.terminate(nd.Success, byThisSide("Disconnect"))
 	}
 	// Ended: the peer or an error ended it first, and the end this side
 	// owes the peer (its close, a Terminate) may still be on its way.
@@ -475,7 +476,7 @@ func (c *Connector) Close() error {
 	}
 	switch state {
 	case ndrules.Connected:
-		ep.terminate(nd.Success) // gracefully, as Disconnect
+		ep.terminate(nd.Success, byThisSide("Close")) // gracefully, as Disconnect
 	case ndrules.Requested:
 		link.Reject(nil)
 		link.Close(nd.ErrConnectionRefused)
@@ -510,7 +511,7 @@ func (c *Connector) endpointClosed(ep *Endpoint) {
 			link = c.link
 			c.state, c.cur, c.link = ndrules.Idle, nil, nil
 		case ndrules.Connected:
-			c.state = ndrules.Ended
+			c.state, c.reason = ndrules.Ended, byThisSide("Close")
 		}
 	}
 	c.signalLocked()
@@ -520,11 +521,11 @@ func (c *Connector) endpointClosed(ep *Endpoint) {
 	}
 }
 
-// ended records that the connection of c's endpoint ended.
-func (c *Connector) ended() {
+// ended records that the connection of c's endpoint ended, for reason why.
+func (c *Connector) ended(why *endReason) {
 	c.mu.Lock()
 	if c.state == ndrules.Connected {
-		c.state = ndrules.Ended
+		c.state, c.reason = ndrules.Ended, *why
 		c.signalLocked()
 	}
 	c.mu.Unlock()
@@ -636,6 +637,6 @@ func (t *attempt) Closed(status nd.Status) {
 	case ndrules.Accepting:
 		ep.detach()
 	case ndrules.Connected:
-		ep.terminate(nd.ErrCanceled)
+		ep.terminate(nd.ErrCanceled, ep.peerEnd(status))
 	}
 }

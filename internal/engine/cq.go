@@ -111,7 +111,7 @@ func (q *CQ) push(res *nd.Result, owner *slotCount, solicited bool) bool {
 		q.mu.Unlock()
 		owner.release()
 		for _, ep := range eps {
-			go ep.terminate(nd.ErrBufferOverflow)
+			go ep.terminate(nd.ErrBufferOverflow, endReason{op: "CompletionQueue", st: nd.ErrBufferOverflow})
 		}
 		return false
 	}

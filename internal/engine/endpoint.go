@@ -54,7 +54,12 @@ type Endpoint struct {
 	closePending bool
 	closeLink    Link
 	closeStatus  nd.Status
-	closeInbound bool // the end comes from the inbound Send being delivered (InboundCloser)
+	closeInbound bool      // the end comes from the inbound Send being delivered (InboundCloser)
+	closeWhy     endReason // why the connection ended, for the connector (reason.go)
+
+	// refused records the first access of the peer this endpoint refused
+	// (noteRefused), for the reason of the end it leads to.
+	refused atomic.Uint32
 
 	// poller is the link's Poller while the link is attached (set and
 	// cleared under mu, read without it by the completion queues).
@@ -225,7 +230,7 @@ func (ep *Endpoint) fillSGL(wr *WorkRequest, sgl []nd.SGE) {
 		e := wr.appendSGE(&sgl[i])
 		if e.Region == nil && wr.Op == OpRead {
 			if len(e.Buffer) > 0 {
-				wr.status, wr.preset = nd.ErrAccessViolation, true
+				wr.status, wr.preset, wr.cause = nd.ErrAccessViolation, true, nd.CauseLocalAccess
 			}
 			e.Buffer = nil
 		} else if e.Region == nil {
@@ -233,7 +238,7 @@ func (ep *Endpoint) fillSGL(wr *WorkRequest, sgl []nd.SGE) {
 			e.Buffer = wr.inline[used : used+n : used+n]
 			used += n
 		} else if !ownedBy(ep.a, e) {
-			wr.status, wr.preset = nd.ErrAccessViolation, true
+			wr.status, wr.preset, wr.cause = nd.ErrAccessViolation, true, nd.CauseLocalAccess
 		}
 	}
 	wr.SGL = wr.sge
@@ -384,7 +389,7 @@ func (ep *Endpoint) Flush() error {
 	if st := ep.usable(); st != nd.Success {
 		return st
 	}
-	ep.terminate(nd.ErrCanceled)
+	ep.terminate(nd.ErrCanceled, byThisSide("Flush"))
 	return nil
 }
 
@@ -397,7 +402,8 @@ func (ep *Endpoint) Close() error {
 // close closes the endpoint: the connection ends with status st (Success:
 // gracefully), every request accepted and not completed completes
 // ErrCanceled, later calls return closedStatus, and the connector may make
-// a new endpoint. It is idempotent.
+// a new endpoint. It is idempotent. The connection's end counts as this
+// side's Close.
 func (ep *Endpoint) close(st nd.Status) {
 	ep.mu.Lock()
 	if ep.dead.Load() {
@@ -408,7 +414,7 @@ func (ep *Endpoint) close(st nd.Status) {
 	// owned by the link, which completes it when it closes) or sees closed.
 	ep.dead.Store(true)
 	ep.a.closes.Add(1)
-	ep.endLocked(st)
+	ep.endLocked(st, byThisSide("Close"))
 	ep.unlock()
 	ep.inCQ.detach(ep)
 	if ep.outCQ != ep.inCQ {

@@ -228,8 +228,18 @@ func (ep *Endpoint) AccessWith(token uint32, addr uint64, length int, write bool
 }
 
 // accessLocked is AccessFault with windowMu held; it also returns the
-// window.
+// window. A refused access is noted for the reason of the end it leads
+// to (reason.go).
 func (ep *Endpoint) accessLocked(token uint32, addr uint64, length int, write bool) ([]byte, *Window, Fault) {
+	mem, w, f := ep.lookupLocked(token, addr, length, write)
+	if f != FaultNone {
+		ep.noteRefused(f, write)
+	}
+	return mem, w, f
+}
+
+// lookupLocked checks an access against the window named by token.
+func (ep *Endpoint) lookupLocked(token uint32, addr uint64, length int, write bool) ([]byte, *Window, Fault) {
 	a := ep.a
 	w := a.windows[token]
 	switch {

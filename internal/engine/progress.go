@@ -100,6 +100,7 @@ func (ep *Endpoint) execute(wr *WorkRequest, link Link) (bool, nd.Status) {
 		return ep.invalidateLocal(wr.window, wr)
 	}
 	if !stillRegistered(wr) {
+		wr.cause = nd.CauseLocalAccess
 		return true, nd.ErrAccessViolation
 	}
 	if link == nil {
@@ -129,6 +130,8 @@ func (ep *Endpoint) CompleteOutbound(wr *WorkRequest, seq uint64, st nd.Status) 
 
 // finishLocked records wr's final status (unless it was flushed already),
 // ends the connection if the status is an error, and retires what can be.
+// An access violation the engine did not find itself (a local entry,
+// which set wr.cause) is the peer's refusal of a Read or Write.
 func (ep *Endpoint) finishLocked(q *workQueue, wr *WorkRequest, st nd.Status) {
 	if !wr.done {
 		wr.done, wr.status = true, st
@@ -136,8 +139,14 @@ func (ep *Endpoint) finishLocked(q *workQueue, wr *WorkRequest, st nd.Status) {
 			wr.counted = false
 			ep.readsInFlight--
 		}
+		if st == nd.ErrAccessViolation && wr.cause == nd.CauseNone {
+			wr.cause = nd.CauseLocalAccess
+			if wr.Op == OpRead || wr.Op == OpWrite {
+				wr.cause = nd.CauseRemoteAccess
+			}
+		}
 		if st != nd.Success && ep.state != epEnded {
-			ep.endLocked(st)
+			ep.endLocked(st, ep.requestEnd(wr, st))
 		}
 	}
 	ep.retireLocked(q)
@@ -160,9 +169,9 @@ func (ep *Endpoint) retireLocked(q *workQueue) {
 			return
 		}
 		res := wr.result
-		res.Status = wr.status
+		res.Status, res.Cause = wr.status, wr.cause
 		res.BytesTransferred = wr.Length
-		if wr.Op == OpReceive && wr.status != nd.Success {
+		if wr.status != nd.Success {
 			res.BytesTransferred = 0
 		}
 		if wr.Flags&nd.FlagSilentSuccess == 0 || wr.status != nd.Success {
@@ -179,15 +188,16 @@ func (ep *Endpoint) retireLocked(q *workQueue) {
 	}
 }
 
-// endLocked ends the connection with status st: every request not yet
-// issued to the transport completes ErrCanceled (the transport completes
-// those it owns when its link closes), and the link is closed after
-// unlocking.
-func (ep *Endpoint) endLocked(st nd.Status) {
+// endLocked ends the connection with status st, for reason why: every
+// request not yet issued to the transport completes ErrCanceled (the
+// transport completes those it owns when its link closes), and the link is
+// closed after unlocking.
+func (ep *Endpoint) endLocked(st nd.Status, why endReason) {
 	if ep.state == epEnded {
 		return
 	}
 	ep.state = epEnded
+	ep.closeWhy = why
 	for _, q := range [2]*workQueue{&ep.sq, &ep.rq} {
 		for i := q.next; i < q.tail; i++ {
 			wr := q.slot(i)
@@ -215,7 +225,7 @@ func (ep *Endpoint) unlock() {
 		ep.mu.Unlock()
 		return
 	}
-	link, st, inbound := ep.closeLink, ep.closeStatus, ep.closeInbound
+	link, st, inbound, why := ep.closeLink, ep.closeStatus, ep.closeInbound, ep.closeWhy
 	ep.closePending, ep.closeLink, ep.closeInbound = false, nil, false
 	ep.mu.Unlock()
 	ep.a.unbindEndpoint(ep, link)
@@ -224,21 +234,25 @@ func (ep *Endpoint) unlock() {
 	} else if link != nil {
 		link.Close(st)
 	}
-	ep.c.ended()
+	ep.c.ended(&why)
 }
 
 // terminate ends the connection with status st (ErrCanceled for a local
-// flush or close); it is idempotent.
-func (ep *Endpoint) terminate(st nd.Status) {
+// flush or close), for reason why; it is idempotent.
+func (ep *Endpoint) terminate(st nd.Status, why endReason) {
 	ep.mu.Lock()
-	ep.endLocked(st)
+	ep.endLocked(st, why)
 	ep.unlock()
 }
 
 // Terminate ends the connection because of an error the transport found
 // in inbound traffic (a malformed frame, a protocol violation, a broken
 // connection). Every outstanding request completes ErrCanceled.
-func (ep *Endpoint) Terminate(st nd.Status) { ep.terminate(st) }
+func (ep *Endpoint) Terminate(st nd.Status) {
+	ep.mu.Lock()
+	ep.endLocked(st, ep.peerEnd(st))
+	ep.unlock()
+}
 
 // attach connects ep to link with the negotiated read limits; data may
 // flow from now on.
@@ -352,7 +366,7 @@ func (ep *Endpoint) takeReceiveLocked(n int) (*WorkRequest, nd.Status) {
 		q.next++
 	}
 	if wr == nil {
-		ep.endLocked(nd.ErrRemoteError)
+		ep.endLocked(nd.ErrRemoteError, noReceive)
 		ep.closeInbound = ep.closePending
 		return nil, nd.ErrRemoteError
 	}
@@ -363,7 +377,7 @@ func (ep *Endpoint) takeReceiveLocked(n int) (*WorkRequest, nd.Status) {
 	case n > wr.Length:
 		st = nd.ErrBufferOverflow
 	case !stillRegistered(wr):
-		st = nd.ErrAccessViolation
+		st, wr.cause = nd.ErrAccessViolation, nd.CauseLocalAccess
 	}
 	if st != nd.Success {
 		ep.finishLocked(q, wr, st)

@@ -37,7 +37,8 @@ type WorkRequest struct {
 
 	result    *nd.Result
 	status    nd.Status
-	preset    bool // status was decided when posting; report it when processed
+	cause     nd.Cause // more about a failed status (finishLocked)
+	preset    bool     // status was decided when posting; report it when processed
 	done      bool
 	counted   bool // counted in readsInFlight
 	solicited bool
@@ -56,7 +57,7 @@ type WorkRequest struct {
 func (wr *WorkRequest) reset(op Op, flags nd.Flags, seq uint64, res *nd.Result) {
 	wr.Op, wr.Flags, wr.SGL, wr.Length = op, flags, nil, 0
 	wr.Remote, wr.Offset, wr.Seq = nd.MWDescriptor{}, 0, seq
-	wr.result, wr.status = res, nd.Success
+	wr.result, wr.status, wr.cause = res, nd.Success, nd.CauseNone
 	wr.preset, wr.done, wr.counted, wr.solicited = false, false, false, false
 	wr.window, wr.nextTaken = nil, nil
 	wr.sge = wr.sge[:0]

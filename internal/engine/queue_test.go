@@ -12,8 +12,8 @@ import (
 // kept, the inline array kept. The field count makes a new field fail
 // here until reset (and this test) set it.
 func TestWorkRequestReset(t *testing.T) {
-	if n := reflect.TypeFor[WorkRequest]().NumField(); n != 17 {
-		t.Fatalf("WorkRequest has %d fields, reset sets 17: set the new ones there and here", n)
+	if n := reflect.TypeFor[WorkRequest]().NumField(); n != 18 {
+		t.Fatalf("WorkRequest has %d fields, reset sets 18: set the new ones there and here", n)
 	}
 	sges := make([]nd.SGE, 2)
 	inline := make([]byte, 4)
@@ -22,7 +22,7 @@ func TestWorkRequestReset(t *testing.T) {
 	wr := &WorkRequest{
 		Op: OpWrite, Flags: nd.FlagReadFence, SGL: sges[:1], Length: 7,
 		Remote: nd.MWDescriptor{Base: 1, Length: 2, Token: 3}, Offset: 4, Seq: 5,
-		result: old, status: nd.ErrAccessViolation, preset: true, done: true, counted: true, solicited: true,
+		result: old, status: nd.ErrAccessViolation, cause: nd.CauseRemoteAccess, preset: true, done: true, counted: true, solicited: true,
 		window: &Window{}, nextTaken: other, sge: sges[:2], inline: inline,
 	}
 	wr.reset(OpSend, nd.FlagSilentSuccess, 9, res)

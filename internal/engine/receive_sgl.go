@@ -10,7 +10,7 @@ import "github.com/godirect/nd"
 func (wr *WorkRequest) setReceiveSGL(a *Adapter, sgl []nd.SGE) {
 	for i := range sgl {
 		if !ownedBy(a, wr.appendSGE(&sgl[i])) {
-			wr.status, wr.preset = nd.ErrAccessViolation, true
+			wr.status, wr.preset, wr.cause = nd.ErrAccessViolation, true, nd.CauseLocalAccess
 		}
 	}
 	wr.SGL = wr.sge

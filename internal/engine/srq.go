@@ -229,7 +229,7 @@ func (s *SRQ) flushLocked() {
 		s.head = (s.head + 1) % len(s.posted)
 		s.n--
 		res := wr.result
-		res.Status, res.BytesTransferred = nd.ErrCanceled, 0
+		res.Status, res.Cause, res.BytesTransferred = nd.ErrCanceled, nd.CauseNone, 0
 		s.cq.push(res, &s.outstanding, false)
 		wr.result, wr.SGL = nil, nil
 		clear(wr.sge) // the entries setReceiveSGL filled
@@ -311,7 +311,7 @@ func (ep *Endpoint) retireSharedLocked() {
 			ep.takenTail = nil
 		}
 		res, solicited := wr.result, wr.solicited
-		res.Status = wr.status
+		res.Status, res.Cause = wr.status, wr.cause
 		res.BytesTransferred = wr.Length
 		if wr.status != nd.Success {
 			res.BytesTransferred = 0

@@ -57,6 +57,7 @@ const (
 	opSRQFlush
 	opSRQClose
 	opCreateEndpointWithSRQ
+	opDisconnectReason
 	opCount
 )
 
@@ -112,6 +113,7 @@ var ops = [opCount]opKind{
 	opSRQFlush:              {name: "SharedReceiveQueue.Flush"},
 	opSRQClose:              {name: "SharedReceiveQueue.Close", blocking: true},
 	opCreateEndpointWithSRQ: {name: "CreateEndpointWithSRQ"},
+	opDisconnectReason:      {name: "DisconnectReason"},
 }
 
 // do runs request f (op, obj and arguments set) as its kind requires.
@@ -370,12 +372,12 @@ func (q *rCQ) GetResults(results []*nd.Result) int {
 		return 0
 	}
 	n := 0
-	for i := 0; i+2 < len(r.ints) && n < len(results); i += 3 {
+	for i := 0; i+3 < len(r.ints) && n < len(results); i += 4 {
 		res := q.c.takeResult(uint64(r.ints[i]))
 		if res == nil {
 			continue
 		}
-		res.Status, res.BytesTransferred = nd.Status(r.ints[i+1]), int(r.ints[i+2])
+		res.Status, res.BytesTransferred, res.Cause = nd.Status(r.ints[i+1]), int(r.ints[i+2]), nd.Cause(r.ints[i+3])
 		results[n] = res
 		n++
 	}
@@ -467,6 +469,19 @@ func (k *rConnector) addr(op uint8) (netip.AddrPort, error) {
 		}
 	}
 	return ap, err
+}
+
+// DisconnectReason implements nd.DisconnectReasoner with the child's
+// connector's reason (ErrNotSupported if its provider records none).
+func (k *rConnector) DisconnectReason() error {
+	r, err := k.c.do(noCancel, &frame{op: opDisconnectReason, obj: k.id}, nil, nil)
+	if err != nil {
+		return err
+	}
+	if r.int(0) == 0 {
+		return nil
+	}
+	return &nd.DisconnectError{Peer: r.int(1) != 0, Status: nd.Status(r.int(2)), Cause: nd.Cause(r.int(3)), Op: string(r.blob(0)), Detail: string(r.blob(1))}
 }
 
 func (k *rConnector) GetLocalAddress() (netip.AddrPort, error) { return k.addr(opGetLocalAddress) }

@@ -423,7 +423,7 @@ func (s *server) exec(ctx context.Context, f *frame, r *frame) error {
 					continue
 				}
 				delete(s.results, res)
-				r.ints = append(r.ints, int64(id), int64(res.Status), int64(res.BytesTransferred))
+				r.ints = append(r.ints, int64(id), int64(res.Status), int64(res.BytesTransferred), int64(res.Cause))
 			}
 			s.mu.Unlock()
 			return nil
@@ -469,7 +469,7 @@ func (s *server) exec(ctx context.Context, f *frame, r *frame) error {
 		// which is idempotent, DeregisterMemory, cleanup that succeeds,
 		// and GetResults, which finds nothing.
 		switch f.op {
-		case opAdapterClose, opCQClose, opConnectorClose, opListenerClose, opEndpointClose, opWindowClose, opSRQClose, opDeregister, opGetResults, opStartBatch, opSubmitBatch:
+		case opAdapterClose, opCQClose, opConnectorClose, opListenerClose, opEndpointClose, opWindowClose, opSRQClose, opDeregister, opGetResults, opStartBatch, opSubmitBatch, opDisconnectReason:
 			return nil
 		}
 		return errUnknown
@@ -647,6 +647,25 @@ func (s *server) execConnector(ctx context.Context, f *frame, r *frame, c nd.Con
 		return c.Disconnect(ctx)
 	case opConnectorClose:
 		return c.Close()
+	case opDisconnectReason:
+		// The reason travels as the response's numbers and strings; the
+		// call's error is only ErrNotSupported.
+		reason := nd.DisconnectReason(c)
+		var de *nd.DisconnectError
+		switch {
+		case reason == nil:
+			r.ints = []int64{0}
+		case errors.As(reason, &de):
+			peer := int64(0)
+			if de.Peer {
+				peer = 1
+			}
+			r.ints = []int64{1, peer, int64(de.Status), int64(de.Cause)}
+			r.blobs = [][]byte{[]byte(de.Op), []byte(de.Detail)}
+		default:
+			return reason
+		}
+		return nil
 	}
 	return &nd.OpError{Op: ops[f.op].name, Status: nd.ErrInvalidHandle, Err: errors.New("remote: the call does not fit the object")}
 }

@@ -291,6 +291,13 @@ func (k *lConnector) Close() (err error) {
 	return
 }
 
+// DisconnectReason implements nd.DisconnectReasoner with the local
+// connector's reason.
+func (k *lConnector) DisconnectReason() (err error) {
+	k.c.around(func() { err = nd.DisconnectReason(k.k) })
+	return
+}
+
 type lListener struct {
 	c *Client
 	l nd.Listener

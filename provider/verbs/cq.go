@@ -229,7 +229,8 @@ func (q *cq) drain() int {
 			r := q.rings[wrID>>32]
 			if r == nil {
 				if s := q.srqs[wrID>>32]; s != nil {
-					s.hwDone(q, uint32(wrID), wcStatus(st, true, q.a.dev.iwarp), bytes, q.wcs.qpNum(i))
+					st, _ := wcStatus(st, true, q.a.dev.iwarp)
+					s.hwDone(q, uint32(wrID), st, bytes, q.wcs.qpNum(i))
 				}
 				continue
 			}
@@ -237,7 +238,8 @@ func (q *cq) drain() int {
 			// opcode: ibv_poll_cq leaves opcode undefined unless the
 			// status is IBV_WC_SUCCESS (rxe reports 0, IBV_WC_SEND, for a
 			// failed Receive).
-			r.hwDone(uint32(wrID), wcStatus(st, r.recv, q.a.dev.iwarp), bytes)
+			status, cause := wcStatus(st, r.recv, q.a.dev.iwarp)
+			r.hwDone(uint32(wrID), status, cause, bytes)
 		}
 		total += n
 		if n < q.wcs.cap {

@@ -220,9 +220,22 @@ func (a *wcArea) at(i int) *C.struct_ibv_wc {
 	return (*C.struct_ibv_wc)(unsafe.Add(unsafe.Pointer(a.wcs), i*int(unsafe.Sizeof(C.struct_ibv_wc{}))))
 }
 
-// wcStatus maps an ibv_wc_status to the ND status of the request; recv
-// tells whether the request was a Receive. docs/verbs.md has the table.
-func wcStatus(s int, recv, iwarp bool) nd.Status {
+// wcStatus maps an ibv_wc_status to the ND status of the request and its
+// cause (the device's local and remote access errors, which ND gives one
+// status); recv tells whether the request was a Receive. docs/verbs.md has
+// the table.
+func wcStatus(s int, recv, iwarp bool) (nd.Status, nd.Cause) {
+	switch s {
+	case C.IBV_WC_LOC_PROT_ERR, C.IBV_WC_LOC_ACCESS_ERR, C.IBV_WC_LOC_RDD_VIOL_ERR:
+		return nd.ErrAccessViolation, nd.CauseLocalAccess
+	case C.IBV_WC_REM_ACCESS_ERR, C.IBV_WC_REM_INV_RD_REQ_ERR:
+		return nd.ErrAccessViolation, nd.CauseRemoteAccess
+	}
+	return wcStatusOnly(s, recv, iwarp), nd.CauseNone
+}
+
+// wcStatusOnly is wcStatus's status for the statuses without a cause.
+func wcStatusOnly(s int, recv, iwarp bool) nd.Status {
 	switch s {
 	case C.IBV_WC_SUCCESS:
 		return nd.Success
@@ -238,8 +251,6 @@ func wcStatus(s int, recv, iwarp bool) nd.Status {
 			return nd.ErrBufferOverflow // rxe: a Send longer than the Receive
 		}
 		return nd.ErrInvalidRequest
-	case C.IBV_WC_LOC_PROT_ERR, C.IBV_WC_LOC_ACCESS_ERR, C.IBV_WC_LOC_RDD_VIOL_ERR:
-		return nd.ErrAccessViolation
 	case C.IBV_WC_MW_BIND_ERR:
 		return nd.ErrInvalidRequest
 	case C.IBV_WC_BAD_RESP_ERR:
@@ -252,8 +263,6 @@ func wcStatus(s int, recv, iwarp bool) nd.Status {
 			return nd.ErrBufferOverflow // rxe: the Send was longer than the Receive
 		}
 		return nd.ErrRemoteError
-	case C.IBV_WC_REM_ACCESS_ERR, C.IBV_WC_REM_INV_RD_REQ_ERR:
-		return nd.ErrAccessViolation
 	case C.IBV_WC_REM_OP_ERR, C.IBV_WC_REM_ABORT_ERR:
 		return nd.ErrRemoteError
 	case C.IBV_WC_RNR_RETRY_EXC_ERR:

@@ -24,6 +24,7 @@ type rec struct {
 	seq    uint32
 	parts  int // device work requests not yet completed
 	status nd.Status
+	cause  nd.Cause // the device's remote access error; a local one otherwise (advance)
 	bytes  int
 	silent bool
 	done   bool
@@ -59,8 +60,9 @@ func (r *ring) finish(x *rec, st nd.Status) {
 	r.advance()
 }
 
-// hwDone records a device completion (q.mu held).
-func (r *ring) hwDone(seq uint32, st nd.Status, bytes int) {
+// hwDone records a device completion (q.mu held): its status and cause
+// (wcStatus) and, for a Receive, the bytes placed.
+func (r *ring) hwDone(seq uint32, st nd.Status, cause nd.Cause, bytes int) {
 	x := &r.recs[seq%uint32(len(r.recs))]
 	if !x.live || x.seq != seq || x.done {
 		return
@@ -70,7 +72,7 @@ func (r *ring) hwDone(seq uint32, st nd.Status, bytes int) {
 	}
 	x.parts--
 	if st != nd.Success {
-		x.status = st
+		x.status, x.cause = st, cause
 		x.done = true
 		r.ep.dead.Store(true)
 		go r.ep.terminate()
@@ -90,9 +92,12 @@ func (r *ring) advance() {
 		if x.silent && x.status == nd.Success {
 			r.outstanding--
 		} else {
-			x.res.Status = x.status
+			if x.status == nd.ErrAccessViolation && x.cause == nd.CauseNone {
+				x.cause = nd.CauseLocalAccess // localCheck's, or the device's local protection error
+			}
+			x.res.Status, x.res.Cause = x.status, x.cause
 			x.res.BytesTransferred = x.bytes
-			if r.recv && x.status != nd.Success {
+			if x.status != nd.Success {
 				x.res.BytesTransferred = 0
 			}
 			r.q.push(x.res, r)

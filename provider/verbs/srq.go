@@ -348,7 +348,11 @@ func (s *srq) hwDone(q *cq, low uint32, st nd.Status, bytes int, qpn uint32) {
 		ep.dead.Store(true)
 		go ep.terminate()
 	}
-	res.Status, res.BytesTransferred = st, bytes
+	cause := nd.CauseNone
+	if st == nd.ErrAccessViolation {
+		cause = nd.CauseLocalAccess // a Receive's entries are this side's
+	}
+	res.Status, res.Cause, res.BytesTransferred = st, cause, bytes
 	q.pushSRQ(res, s)
 }
 
@@ -595,7 +599,7 @@ func (s *srq) Close() error {
 	s.mu.Unlock()
 	s.cq.mu.Lock()
 	for _, res := range results {
-		res.Status, res.BytesTransferred = nd.ErrCanceled, 0
+		res.Status, res.Cause, res.BytesTransferred = nd.ErrCanceled, nd.CauseNone, 0
 		s.cq.pushSRQ(res, s)
 	}
 	s.cq.evaluate()
