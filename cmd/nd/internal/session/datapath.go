@@ -15,9 +15,9 @@ import (
 	"github.com/godirect/nd"
 )
 
-// Reaper takes completions off a completion queue, either by spinning on
-// GetResults (polling, the ND tools' default) or by blocking in Notify, or
-// by spinning for at most spin and then blocking.
+// Reaper takes completions off a completion queue with nd.Waiter, either by
+// spinning on GetResults (polling, the ND tools' default) or by blocking in
+// Notify, or by spinning for at most spin and then blocking.
 type Reaper struct {
 	cq       nd.CompletionQueue
 	blocking bool
@@ -27,14 +27,13 @@ type Reaper struct {
 	// sleeps.
 	Spin    time.Duration
 	ctx     context.Context
-	done    <-chan struct{} // ctx.Done(), checked while spinning
 	results []*nd.Result
 }
 
 // NewReaper returns a reaper for cq that hands out up to batch completions at
 // a time and gives up when ctx ends.
 func NewReaper(ctx context.Context, cq nd.CompletionQueue, blocking bool, batch int) *Reaper {
-	return &Reaper{cq: cq, blocking: blocking, ctx: ctx, done: ctx.Done(), results: make([]*nd.Result, batch)}
+	return &Reaper{cq: cq, blocking: blocking, ctx: ctx, results: make([]*nd.Result, batch)}
 }
 
 // Polling loops give the processor away now and then, so that the other
@@ -59,7 +58,6 @@ const (
 type Pacer struct {
 	polls int
 	since time.Duration // monotonic time of the last yield (or first look)
-	first time.Duration // monotonic time of the first empty poll (spunFor)
 }
 
 // processStart is the origin of pacer's monotonic clock.
@@ -79,20 +77,6 @@ func (p *Pacer) Idle() {
 		runtime.Gosched()
 		p.since = time.Since(processStart)
 	}
-}
-
-// spunFor reports whether the loop has spun for d since its first empty
-// poll. Call it before idle: it reads the clock every pollsPerClock polls.
-func (p *Pacer) spunFor(d time.Duration) bool {
-	if p.polls%pollsPerClock != 0 {
-		return false
-	}
-	now := time.Since(processStart)
-	if p.first == 0 {
-		p.first = now
-		return false
-	}
-	return now-p.first >= d
 }
 
 // SendWhenRoom posts a Send of sgl with res and flags, and while the
@@ -121,33 +105,18 @@ func SendWhenRoom(ctx context.Context, ep nd.Endpoint, res *nd.Result, sgl []nd.
 // Next returns at least one completed request. The slice is the reaper's
 // own and is valid until the next call.
 func (r *Reaper) Next() ([]*nd.Result, error) {
-	var p Pacer
-	for spins := 1; ; spins++ {
-		if n := r.cq.GetResults(r.results); n > 0 {
-			return r.results[:n], nil
-		}
-		if r.blocking {
-			if err := r.cq.Notify(r.ctx, nd.NotifyAny); err != nil {
-				return nil, fmt.Errorf("CompletionQueue.Notify: %w", err)
-			}
-			continue
-		}
-		if r.Spin > 0 && p.spunFor(r.Spin) {
-			if err := r.cq.Notify(r.ctx, nd.NotifyAny); err != nil {
-				return nil, fmt.Errorf("CompletionQueue.Notify: %w", err)
-			}
-			p = Pacer{}
-			continue
-		}
-		p.Idle()
-		if spins%CheckEvery == 0 {
-			select {
-			case <-r.done:
-				return nil, fmt.Errorf("polling the completion queue: %w", r.ctx.Err())
-			default:
-			}
-		}
+	w := nd.Waiter{Spin: -1} // poll until a completion comes
+	switch {
+	case r.blocking:
+		w.Spin = 0
+	case r.Spin > 0:
+		w.Spin = r.Spin
 	}
+	n, err := w.WaitResults(r.ctx, r.cq, r.results)
+	if err != nil {
+		return nil, fmt.Errorf("waiting for completions: %w", err)
+	}
+	return r.results[:n], nil
 }
 
 // SendSGL is SplitSGL for a Send of buf from region: inline (region nil)

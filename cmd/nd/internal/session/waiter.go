@@ -2,14 +2,13 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/godirect/nd"
 )
 
 // Waiter waits on a completion queue for particular requests to complete,
-// blocking in Notify rather than spinning (for nd rping and perftest's
+// blocking in Notify (nd.WaitResults) rather than spinning (for nd rping and perftest's
 // rdma_cm control channel, which are not latency tests, and whose peer may
 // share the CPU). It remembers completions that arrive before they are
 // waited for. A Waiter is used by one goroutine at a time.
@@ -29,15 +28,9 @@ func NewWaiter(cq nd.CompletionQueue) *Waiter {
 func (w *Waiter) Wait(ctx context.Context, rs ...*nd.Result) error {
 	for _, r := range rs {
 		for !w.done[r] {
-			n := w.cq.GetResults(w.results)
-			if n == 0 {
-				if err := w.cq.Notify(ctx, nd.NotifyAny); err != nil {
-					if ctx.Err() != nil {
-						return fmt.Errorf("waiting for completions: %w", errors.Join(err, ctx.Err()))
-					}
-					return fmt.Errorf("CompletionQueue.Notify: %w", err)
-				}
-				continue
+			n, err := nd.WaitResults(ctx, w.cq, w.results)
+			if err != nil {
+				return fmt.Errorf("waiting for completions: %w", err)
 			}
 			for _, x := range w.results[:n] {
 				w.done[x] = true
