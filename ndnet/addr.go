@@ -7,10 +7,10 @@ import (
 )
 
 // Addr is the address of one end of an ndnet connection: an ND provider's
-// name and an ND address and port.
+// name and an ND address and port. It is a value, safe for concurrent use.
 type Addr struct {
-	Provider string
-	AddrPort netip.AddrPort
+	Provider string         // the provider's registered name, such as "tcp"
+	AddrPort netip.AddrPort // the ND address and port
 }
 
 // Network is "nd/" followed by the provider's name, such as "nd/shm".

@@ -439,7 +439,8 @@ func (c *Conn) LocalAddr() net.Addr { return c.local }
 // RemoteAddr returns the peer's address, an Addr.
 func (c *Conn) RemoteAddr() net.Addr { return c.remote }
 
-// SetDeadline sets the read and write deadlines.
+// SetDeadline sets the read and write deadlines (SetReadDeadline,
+// SetWriteDeadline); it returns nil.
 func (c *Conn) SetDeadline(t time.Time) error {
 	c.readDL.set(t)
 	c.writeDL.set(t)

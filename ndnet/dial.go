@@ -11,7 +11,8 @@ import (
 )
 
 // Dialer connects to ndnet listeners. The zero value dials with
-// DefaultConfig from an address the provider picks.
+// DefaultConfig from an address the provider picks. Its Dial methods only
+// read it: one value may serve concurrent calls.
 type Dialer struct {
 	Config
 	// LocalAddr is the ND address to connect from; the zero value picks
@@ -23,7 +24,8 @@ type Dialer struct {
 }
 
 // Dial connects to the ndnet listener at address ("host:port") over
-// provider p with the default Dialer.
+// provider p with the default Dialer; ctx bounds the set-up, and the
+// errors are Dialer.Dial's.
 func Dial(ctx context.Context, p nd.Provider, address string) (*Conn, error) {
 	var d Dialer
 	return d.Dial(ctx, p, address)
@@ -31,7 +33,10 @@ func Dial(ctx context.Context, p nd.Provider, address string) (*Conn, error) {
 
 // Dial connects to the ndnet listener at address ("host:port") over
 // provider p. It opens an adapter of its own for the connection, closed
-// with it. ctx bounds the set-up only.
+// with it. ctx bounds the set-up only. It fails with a *net.OpError (Op
+// "dial") wrapping the cause: an invalid Config or address, or the nd
+// error of the set-up (errors.Is(err, nd.ErrConnectionRefused) when
+// nobody listens there, nd.ErrCanceled when ctx ended).
 func (d *Dialer) Dial(ctx context.Context, p nd.Provider, address string) (*Conn, error) {
 	opErr := func(err error) error {
 		return &net.OpError{Op: "dial", Net: "nd/" + p.Name(), Err: err}

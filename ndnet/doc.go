@@ -3,10 +3,29 @@
 // that code written for net.Conn (net/http, gRPC, database drivers) uses
 // shared memory between processes (provider shm), iWARP over TCP (provider
 // tcp) or an RDMA device (provider verbs) by changing one Dial and one
-// Listen.
+// Listen:
 //
-//	l, _ := ndnet.Listen(shmProvider, "127.0.0.1:0")
-//	c, _ := ndnet.Dial(ctx, shmProvider, l.Addr().String())
+//	import _ "github.com/godirect/nd/provider/shm" // registers "shm"
+//
+//	l, err := ndnet.ListenNetwork("nd/shm", "127.0.0.1:0")
+//	c, err := ndnet.DialNetwork(ctx, "nd/shm", l.Addr().String())
+//	s, err := l.AcceptND() // a *Conn: CloseWrite without a type assertion
+//
+// # Networks
+//
+// A network name is "nd/" followed by the name of a registered provider
+// (nd.OpenProvider): "nd/tcp", "nd/shm", "nd/loop", "nd/verbs", which
+// Addr.Network reports back. The provider's package must be imported, as
+// a database/sql driver's is; the error for a name nothing registered says
+// which import registers it. ListenNetwork and DialNetwork take the name;
+// Listen and Dial take an nd.Provider instead, for a provider configured
+// by the program (tcp.New(cfg)). Dialer.DialContext has net.Dialer's
+// signature, for net/http's Transport.DialContext and gRPC's dialer
+// options. Listener.Accept returns the *Conn as a net.Conn; AcceptND
+// returns it as is.
+//
+// Conns speak their own protocol (Protocol, over ND connections of that
+// protocol number): both ends are ndnet.
 //
 // Small writes travel inside frames sent into receive buffers the peer keeps
 // posted, under credit-based flow control; large ones are RDMA-written into

@@ -10,7 +10,8 @@ import (
 	"github.com/godirect/nd"
 )
 
-// ListenConfig configures a Listener.
+// ListenConfig configures a Listener. Its Listen methods only read it:
+// one value may serve concurrent calls.
 type ListenConfig struct {
 	Config
 	// Backlog bounds the connection requests waiting to be set up (0:
@@ -38,13 +39,16 @@ type Listener struct {
 }
 
 // Listen listens on address ("host:port", port 0 picks one) of provider p
-// with the default ListenConfig.
+// with the default ListenConfig. Errors as ListenConfig.Listen's.
 func Listen(p nd.Provider, address string) (*Listener, error) {
 	var lc ListenConfig
 	return lc.Listen(p, address)
 }
 
 // Listen listens on address ("host:port", port 0 picks one) of provider p.
+// It fails with a *net.OpError (Op "listen") wrapping the cause: an invalid
+// Config or address, or the nd error of opening the adapter or listening
+// (nd.ErrAddressAlreadyExists for a port in use).
 func (lc *ListenConfig) Listen(p nd.Provider, address string) (*Listener, error) {
 	opErr := func(err error) error {
 		return &net.OpError{Op: "listen", Net: "nd/" + p.Name(), Err: err}
@@ -83,8 +87,12 @@ func (lc *ListenConfig) Listen(p nd.Provider, address string) (*Listener, error)
 // Addr returns the listener's address, an Addr with the port listened on.
 func (l *Listener) Addr() net.Addr { return l.addr }
 
-// Accept waits for the next connection, set up and ready.
-func (l *Listener) Accept() (net.Conn, error) {
+// AcceptND waits for the next connection, set up and ready, and returns it
+// as a *Conn, whose CloseWrite and other methods need no type assertion (as
+// net.TCPListener's AcceptTCP returns a *net.TCPConn). After Close it
+// returns a *net.OpError wrapping net.ErrClosed. Safe for concurrent use:
+// each connection goes to one caller.
+func (l *Listener) AcceptND() (*Conn, error) {
 	select {
 	case c := <-l.accepted:
 		return c, nil
@@ -93,6 +101,16 @@ func (l *Listener) Accept() (net.Conn, error) {
 	case <-l.errCh:
 		return nil, &net.OpError{Op: "accept", Net: l.addr.Network(), Addr: l.addr, Err: l.err}
 	}
+}
+
+// Accept is AcceptND for net.Listener: the net.Conn it returns is a
+// *Conn, and its errors are AcceptND's.
+func (l *Listener) Accept() (net.Conn, error) {
+	c, err := l.AcceptND()
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // Close stops listening. Connections already accepted stay open; ones
