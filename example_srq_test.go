@@ -24,6 +24,13 @@ func ExampleCreateSharedReceiveQueue() {
 	// The server's inbound limits are the shared queue's; the clients
 	// only send.
 	limits := nd.EndpointLimits{InboundEntries: 1, OutboundEntries: 4, OutboundSGE: 1}
+	wait := func(cq nd.CompletionQueue) *nd.Result {
+		var done [1]*nd.Result
+		if _, err := nd.WaitResults(ctx, cq, done[:]); err != nil {
+			panic(err)
+		}
+		return done[0]
+	}
 
 	sCQ, _ := server.CreateCompletionQueue(16)
 	srq, err := nd.CreateSharedReceiveQueue(server, sCQ, nd.SharedReceiveQueueLimits{Entries: 4, SGE: 1, NotifyThreshold: 2})
@@ -37,7 +44,7 @@ func ExampleCreateSharedReceiveQueue() {
 		srq.Receive(&recvs[k], []nd.SGE{{Buffer: pool[k*16 : (k+1)*16], Region: poolMR}})
 	}
 
-	listener, _ := server.Listen(0, 6, 0)
+	listener, _ := server.Listen(0, nd.ProtocolTCP, 0)
 	cCQ, _ := client.CreateCompletionQueue(16)
 	msg := make([]byte, 16)
 	msgMR, _ := client.RegisterMemory(ctx, msg)
@@ -46,7 +53,7 @@ func ExampleCreateSharedReceiveQueue() {
 		cEP, _ := cConn.CreateEndpoint(cCQ, cCQ, limits)
 		connected := make(chan error, 1)
 		go func() {
-			err := cConn.Connect(ctx, cEP, netip.AddrPortFrom(server.Address(), listener.Port()), 6, 0, nil)
+			err := cConn.Connect(ctx, cEP, netip.AddrPortFrom(server.Address(), listener.Port()), nd.ProtocolTCP, 0, nil)
 			if err == nil {
 				err = cConn.CompleteConnect(ctx)
 			}
@@ -66,8 +73,8 @@ func ExampleCreateSharedReceiveQueue() {
 		n := copy(msg, fmt.Sprintf("from client %d", i))
 		var send nd.Result
 		cEP.Send(&send, []nd.SGE{{Buffer: msg[:n], Region: msgMR}}, 0)
-		wait(ctx, cCQ)
-		r := wait(ctx, sCQ)
+		wait(cCQ)
+		r := wait(sCQ)
 		for k := range recvs {
 			if r == &recvs[k] {
 				fmt.Printf("Receive %d: %s\n", k, pool[k*16:k*16+r.BytesTransferred])

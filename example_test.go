@@ -10,17 +10,6 @@ import (
 	"github.com/godirect/nd/provider/loop"
 )
 
-// wait polls cq until one request completes and returns it.
-func wait(ctx context.Context, cq nd.CompletionQueue) *nd.Result {
-	var done [1]*nd.Result
-	for cq.GetResults(done[:]) == 0 {
-		if err := cq.Notify(ctx, nd.NotifyAny); err != nil {
-			panic(err)
-		}
-	}
-	return done[0]
-}
-
 // Two endpoints connect; the active side sends a message, and the passive
 // side RDMA-reads a buffer that the active side exposed through a memory
 // window whose descriptor travelled in the message.
@@ -34,9 +23,17 @@ func Example() {
 	defer client.Close()
 	limits := nd.EndpointLimits{InboundEntries: 4, OutboundEntries: 4, InboundSGE: 1, OutboundSGE: 1,
 		InboundReadLimit: 1, OutboundReadLimit: 1}
+	// wait takes the next completion of cq: polls, then blocks in Notify.
+	wait := func(cq nd.CompletionQueue) *nd.Result {
+		var done [1]*nd.Result
+		if _, err := nd.WaitResults(ctx, cq, done[:]); err != nil {
+			panic(err)
+		}
+		return done[0]
+	}
 
 	// Passive side: listen, and wait for a request in the background.
-	listener, _ := server.Listen(0, 6, 0)
+	listener, _ := server.Listen(0, nd.ProtocolTCP, 0)
 	sConn, _ := server.CreateConnector()
 	requested := make(chan error, 1)
 	go func() { requested <- listener.GetConnectionRequest(ctx, sConn) }()
@@ -52,7 +49,7 @@ func Example() {
 	window, _ := client.CreateMemoryWindow(nil)
 	connected := make(chan error, 1)
 	go func() {
-		err := cConn.Connect(ctx, cEP, netip.AddrPortFrom(server.Address(), listener.Port()), 6, 0, nil)
+		err := cConn.Connect(ctx, cEP, netip.AddrPortFrom(server.Address(), listener.Port()), nd.ProtocolTCP, 0, nil)
 		if err == nil {
 			err = cConn.CompleteConnect(ctx)
 		}
@@ -81,16 +78,16 @@ func Example() {
 	desc, _ := cEP.Bind(&bind, cMR, window, buf[:len(secret)], nd.FlagAllowRead|nd.FlagSilentSuccess)
 	desc.Put(buf[len(secret):])
 	cEP.Send(&send, []nd.SGE{{Buffer: buf[len(secret):], Region: cMR}}, 0)
-	fmt.Println("send:", wait(ctx, cq).Status.Name())
+	fmt.Println("send:", wait(cq).Status.Name())
 
 	// Passive side: receive the descriptor and read the buffer.
-	r := wait(ctx, sCQ)
+	r := wait(sCQ)
 	fmt.Println("receive:", r.Status.Name(), r.BytesTransferred, "bytes")
 	var remote nd.MWDescriptor
 	remote.UnmarshalBinary(sBuf[:nd.MWDescriptorSize])
 	var read nd.Result
 	sEP.Read(&read, []nd.SGE{{Buffer: sBuf[:remote.Length], Region: sMR}}, remote, 0, 0)
-	r = wait(ctx, sCQ)
+	r = wait(sCQ)
 	fmt.Println("read:", r.Status.Name(), r.BytesTransferred, "bytes:", string(sBuf[:r.BytesTransferred]))
 	// Output:
 	// send: ND_SUCCESS
