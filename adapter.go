@@ -12,26 +12,32 @@ type Adapter interface {
 	// Address is the local address the adapter was opened for.
 	Address() netip.Addr
 
-	// Query reports the adapter's limits and capabilities.
+	// Query reports the adapter's limits and capabilities; after Close,
+	// ErrDeviceRemoved.
 	Query() (AdapterInfo, error)
 
 	// CreateCompletionQueue creates a completion queue with room for
-	// entries completions (1..MaxCQEntries, else ErrInvalidParameter).
+	// entries completions (1..MaxCQEntries, else an *ArgError with
+	// ErrInvalidParameter). A queue sized for the queue depths of the
+	// endpoints that use it never overruns.
 	CreateCompletionQueue(entries int) (CompletionQueue, error)
 
 	// RegisterMemory registers buf for use in scatter/gather lists and
 	// memory windows of this adapter's endpoints. The registration keeps
-	// buf alive until DeregisterMemory. An empty buf is
-	// ErrInvalidBufferSize, a nil one ErrInvalidParameter, one larger than
-	// MaxRegistrationSize ErrInvalidParameter.
+	// buf alive until DeregisterMemory. ctx bounds the registration (a
+	// device's pinning of the memory may take time): its end cancels it
+	// (ErrCanceled). An empty buf is an *ArgError with
+	// ErrInvalidBufferSize, a nil one or one larger than
+	// MaxRegistrationSize an *ArgError with ErrInvalidParameter.
 	RegisterMemory(ctx context.Context, buf []byte) (MemoryRegion, error)
 
 	// DeregisterMemory ends a registration. It returns ErrDeviceBusy while a
 	// memory window is bound inside the region, and waits for transfers in
-	// progress on the region to finish. After it returns, requests that
+	// progress on the region to finish, or for ctx to end (ErrCanceled, the
+	// region still registered). After it returns, requests that
 	// name the region complete with ErrAccessViolation. Deregistering
-	// twice is ErrInvalidParameter1; after the adapter closed it returns
-	// nil (cleanup).
+	// twice is an *ArgError with ErrInvalidParameter1; after the adapter
+	// closed it returns nil (cleanup).
 	DeregisterMemory(ctx context.Context, mr MemoryRegion) error
 
 	// CreateMemoryWindow creates an unbound memory window. invalidateResult
@@ -42,15 +48,18 @@ type Adapter interface {
 	CreateMemoryWindow(invalidateResult *Result) (MemoryWindow, error)
 
 	// CreateConnector creates a connector, the object that makes or accepts
-	// one connection and owns at most one endpoint.
+	// one connection and owns at most one endpoint; after Close,
+	// ErrDeviceRemoved.
 	CreateConnector() (Connector, error)
 
 	// Listen starts listening for connection requests on port (0 assigns
-	// one; Listener.Port reports it) for protocol (0..255, else
-	// ErrInvalidParameter2; only requests naming the same protocol match).
-	// backlog bounds the requests waiting for GetConnectionRequest (0 is
-	// unlimited); requests beyond it are refused. A port already listened on
-	// for the protocol is ErrAddressAlreadyExists.
+	// one; Listener.Port reports it) for protocol (0..MaxProtocol; only
+	// requests naming the same protocol match: pass ProtocolTCP unless the
+	// program chose another). backlog bounds the requests waiting for
+	// GetConnectionRequest (0 is unlimited); requests beyond it are
+	// refused. A negative backlog or a protocol out of range is an
+	// *ArgError (ErrInvalidParameter1, ErrInvalidParameter2). A port
+	// already listened on for the protocol is ErrAddressAlreadyExists.
 	Listen(backlog, protocol int, port uint16) (Listener, error)
 
 	// Close closes the adapter and every listener, connector, endpoint and
@@ -67,12 +76,16 @@ type Adapter interface {
 // concurrent use; many endpoints may share one queue.
 type CompletionQueue interface {
 	// GetResults fills results with the *Result pointers of completed
-	// requests, the very pointers given when posting, after their Status
-	// and BytesTransferred were written; it returns how many it filled and
-	// never blocks. Per endpoint, outbound requests come back in post order
-	// and Receives in post order. It allocates nothing. After Close (the
-	// queue's or the adapter's) it still returns what the queue holds, the
-	// last completions of the requests accepted before, then 0.
+	// requests, the very pointers given when posting, after their Status,
+	// Cause and BytesTransferred were written; it returns how many it
+	// filled and never blocks (WaitResults waits for one). Per endpoint,
+	// outbound requests come back in post order and Receives in post
+	// order; there is no order between the two directions of an endpoint,
+	// nor between endpoints sharing the queue. A request's slot in its
+	// endpoint's queue is free once GetResults returned it. It allocates
+	// nothing. After Close (the queue's or the adapter's) it still returns
+	// what the queue holds, the last completions of the requests accepted
+	// before, then 0.
 	GetResults(results []*Result) int
 
 	// Notify arms the queue and blocks until it fires: NotifyAny on the next

@@ -14,37 +14,49 @@ import (
 type Connector interface {
 	// CreateEndpoint creates the connector's endpoint. inbound receives
 	// Receive completions, outbound all others; they may be the same queue.
-	// A queue that is nil or from another adapter is ErrInvalidParameter1 or
-	// 2; limits beyond the adapter's are ErrInvalidParameter3 to 8 (see
-	// EndpointLimits); a closed queue is ErrInvalidParameter1 or 2 too. A
-	// connector has one endpoint at a time: a second while the first is
-	// open is ErrNotSupported; once it is closed a new one may be made.
-	// Receives may be posted at once, before connecting.
+	// A queue that is nil, closed or from another adapter, and limits
+	// beyond the adapter's (see EndpointLimits), are refused with an
+	// *ArgError naming the argument ("inbound", "limits.OutboundSGE"), its
+	// Status ErrInvalidParameter1 to 8 by ND's position. A connector has
+	// one endpoint at a time: a second while the first is open is
+	// ErrNotSupported; once it is closed a new one may be made. Receives
+	// may be posted at once, before connecting.
 	CreateEndpoint(inbound, outbound CompletionQueue, limits EndpointLimits) (Endpoint, error)
 
 	// Connect asks the listener at remote for a connection with the given
-	// protocol, offering the endpoint's read limits and privateData (at most
-	// MaxCallerData bytes, else ErrInvalidBufferSize). localPort 0 picks a
+	// protocol (the listener's: see ProtocolTCP), offering the endpoint's
+	// read limits and privateData, at most the adapter's
+	// AdapterInfo.MaxCallerData bytes (247 over tcp, 504 over shm and
+	// loop: tcp.MaxPrivateData, shm.MaxPrivateData). localPort 0 picks a
 	// local port; a port already used by another connection is
 	// ErrAddressAlreadyAssociated. It returns nil when the peer accepted
 	// (then call GetConnectionData and CompleteConnect, or Reject),
 	// ErrConnectionRefused when nobody listens or the peer rejected,
 	// ErrBadNetworkName when no adapter serves the address,
 	// ErrConnectionActive when the connector is already connecting or
-	// connected, ErrInvalidParameter1 for an endpoint of another connector.
+	// connected. Refused arguments are *ArgErrors: ep of another
+	// connector (ErrInvalidParameter1), remote without an address or port
+	// (ErrInvalidAddress), protocol outside 0..MaxProtocol
+	// (ErrInvalidParameter4: ND counts the address's length as a
+	// parameter), privateData too long (ErrInvalidBufferSize). ctx bounds
+	// the wait for the peer's answer: its end abandons the attempt
+	// (ErrCanceled).
 	Connect(ctx context.Context, ep Endpoint, remote netip.AddrPort, protocol int, localPort uint16, privateData []byte) error
 
 	// CompleteConnect finishes a connection whose Connect succeeded: the
 	// endpoint adopts the negotiated read limits and the passive side's
-	// Accept returns. ErrConnectionInvalid if Connect has not succeeded.
+	// Accept returns. ErrConnectionInvalid if Connect has not succeeded;
+	// ErrCanceled if ctx ends first.
 	CompleteConnect(ctx context.Context) error
 
 	// Accept accepts the request bound to this connector by
 	// Listener.GetConnectionRequest, with the endpoint created on it and
-	// privateData (at most MaxCalleeData bytes, else ErrInvalidBufferSize).
-	// It returns when the active side called CompleteConnect;
-	// ErrConnectionRefused if the active side rejected instead,
-	// ErrConnectionAborted if it went away.
+	// privateData (at most the adapter's MaxCalleeData bytes, else an
+	// *ArgError with ErrInvalidBufferSize; ep of another connector: an
+	// *ArgError with ErrInvalidParameter1). It returns when the active
+	// side called CompleteConnect; ErrConnectionRefused if the active side
+	// rejected instead, ErrConnectionAborted if it went away, ErrCanceled
+	// if ctx ends first (the attempt is abandoned).
 	Accept(ctx context.Context, ep Endpoint, privateData []byte) error
 
 	// Reject refuses the connection: on the passive side a request from
@@ -63,16 +75,20 @@ type Connector interface {
 	// ErrConnectionInvalid if there is no peer yet.
 	GetConnectionData(privateData []byte) (ConnectionData, error)
 
-	// GetLocalAddress is the local address and port of the connection.
+	// GetLocalAddress is the local address and port of the connection;
+	// ErrConnectionInvalid before a request is bound or accepted and after
+	// the connection ended.
 	GetLocalAddress() (netip.AddrPort, error)
 
 	// GetPeerAddress is the peer's address and port; on the passive side it
-	// is known from GetConnectionRequest on, before Accept.
+	// is known from GetConnectionRequest on, before Accept. Errors as
+	// GetLocalAddress's.
 	GetPeerAddress() (netip.AddrPort, error)
 
 	// NotifyDisconnect blocks until the connection ends, by either side or
-	// by an error; it returns nil then. ErrConnectionInvalid if the
-	// connector never connected.
+	// by an error; it returns nil then, and DisconnectReason says why.
+	// ErrConnectionInvalid if the connector never connected, ErrCanceled
+	// if ctx ends first.
 	NotifyDisconnect(ctx context.Context) error
 
 	// Disconnect ends the connection gracefully: the endpoint's outstanding
@@ -97,7 +113,8 @@ type Listener interface {
 	// Several calls may wait at once; requests are handed out first come,
 	// first served. ErrCanceled when ctx ends or the listener (or c)
 	// closes while it waits; ErrInvalidHandle when called after the
-	// listener closed, ErrInvalidParameter1 for a closed c.
+	// listener closed, an *ArgError with ErrInvalidParameter1 for a c that
+	// is closed or of another adapter.
 	GetConnectionRequest(ctx context.Context, c Connector) error
 
 	// Port is the port the listener listens on.

@@ -7,7 +7,8 @@ package nd
 // verbs rkey is. A memory window (Endpoint.Bind) serves only its
 // endpoint's peer; such an opening serves every connection of the adapter,
 // present and future, until it is closed. Use AllowRemoteAccess, which
-// reports ErrNotSupported for an adapter without it.
+// reports ErrNotSupported for an adapter without it. Its method is safe for
+// concurrent use, as the Adapter's are.
 type RemoteAccessAdapter interface {
 	// AllowRemoteAccess lets the peers of the adapter's endpoints RDMA
 	// Read (FlagAllowRead) and Write (FlagAllowWrite) buf, which must lie

@@ -87,7 +87,8 @@ type SharedReceiveQueueLimits struct {
 // SharedReceiveQueueAdapter is what an Adapter implements when it supports
 // shared receive queues (its AdapterInfo.MaxSharedReceiveQueueDepth is then
 // not 0). Use CreateSharedReceiveQueue, which reports ErrNotSupported for an
-// adapter without them.
+// adapter without them. Its method is safe for concurrent use, as the
+// Adapter's are.
 type SharedReceiveQueueAdapter interface {
 	// CreateSharedReceiveQueue creates a shared receive queue of limits
 	// on the adapter. Receives that no endpoint took complete on cq when
@@ -98,7 +99,8 @@ type SharedReceiveQueueAdapter interface {
 }
 
 // SharedReceiveQueueConnector is what a Connector implements when its
-// adapter supports shared receive queues. Use CreateEndpointWithSRQ.
+// adapter supports shared receive queues. Use CreateEndpointWithSRQ. Its
+// method is safe for concurrent use, as the Connector's are.
 type SharedReceiveQueueConnector interface {
 	// CreateEndpointWithSRQ is Connector.CreateEndpoint for an endpoint
 	// whose inbound Sends take their Receives from srq (ND v2's

@@ -162,7 +162,8 @@ func (s Status) Failed() bool { return s&0x80000000 != 0 }
 // OpError is the error that control-path calls return when they can say more
 // than a Status: which call failed, and the cause (for example the context's
 // error when a call was canceled). errors.Is(err, nd.ErrCanceled) and
-// errors.Is(err, context.Canceled) both hold for a canceled call.
+// errors.Is(err, context.Canceled) both hold for a canceled call. Its
+// methods only read it: safe for concurrent use once made.
 type OpError struct {
 	Op     string // the ND call, such as "Connect"
 	Status Status // the ND status

@@ -63,8 +63,8 @@ func (r Result) Err() error {
 // A scatter/gather list ([]SGE) is only read during the posting call; posting
 // with a list the caller keeps and reuses allocates nothing.
 type SGE struct {
-	Buffer []byte
-	Region MemoryRegion
+	Buffer []byte       // the bytes: a slice of Region's buffer, or any memory for inline data
+	Region MemoryRegion // the registration Buffer lies in; nil for inline data
 }
 
 // Flags control a posted request (ND_OP_FLAG_*). Each posting call documents
@@ -109,7 +109,9 @@ const MWDescriptorSize = 20
 // memory window and what the peer passes to Read, Write and
 // SendAndInvalidate. On the wire it is 20 bytes, all fields big-endian, so it
 // can be shipped between machines of any byte order. Base and Token are
-// opaque to the peer, which only computes Base + Offset.
+// opaque to the peer, which only computes Base + Offset. It is a value: its
+// methods other than UnmarshalBinary only read it and are safe for
+// concurrent use.
 type MWDescriptor struct {
 	Base   uint64 // address of the window's first byte, as the provider names it
 	Length uint64 // length of the window in bytes
@@ -127,14 +129,16 @@ func (d MWDescriptor) Put(b []byte) {
 	binary.BigEndian.PutUint32(b[16:20], d.Token)
 }
 
-// AppendBinary appends the 20-byte big-endian form of d to b.
+// AppendBinary appends the 20-byte big-endian form of d to b; its error is
+// always nil (encoding.BinaryAppender).
 func (d MWDescriptor) AppendBinary(b []byte) ([]byte, error) {
 	b = binary.BigEndian.AppendUint64(b, d.Base)
 	b = binary.BigEndian.AppendUint64(b, d.Length)
 	return binary.BigEndian.AppendUint32(b, d.Token), nil
 }
 
-// MarshalBinary returns the 20-byte big-endian form of d.
+// MarshalBinary returns the 20-byte big-endian form of d; its error is
+// always nil.
 func (d MWDescriptor) MarshalBinary() ([]byte, error) {
 	return d.AppendBinary(make([]byte, 0, MWDescriptorSize))
 }
@@ -173,24 +177,24 @@ const (
 // AdapterInfo is ND's ND_ADAPTER_INFO (version 1) with the v2 flags beside
 // it. Every limit is one the adapter enforces.
 type AdapterInfo struct {
-	VendorID              uint32
-	DeviceID              uint32
-	MaxInboundSGE         int // scatter/gather entries per Receive
-	MaxInboundRequests    int // outstanding Receives per endpoint
-	MaxInboundLength      int // bytes in one Receive's scatter/gather list
-	MaxOutboundSGE        int // scatter/gather entries per Send, Read or Write
-	MaxOutboundRequests   int // outstanding outbound requests per endpoint
-	MaxOutboundLength     int // bytes in one Send, Read or Write
-	MaxInlineData         int // inline bytes per request
-	MaxInboundReadLimit   int // Reads in flight toward one endpoint (IRD)
-	MaxOutboundReadLimit  int // Reads in flight from one endpoint (ORD)
-	MaxCQEntries          int // entries of one completion queue
-	MaxRegistrationSize   int // bytes of one memory registration
-	MaxWindowSize         int // bytes of one memory window
-	LargeRequestThreshold int // above this size, Read/Write beats Send/Receive
-	MaxCallerData         int // private data bytes on Connect
-	MaxCalleeData         int // private data bytes on Accept and Reject
-	Flags                 AdapterFlags
+	VendorID              uint32       // the adapter's vendor (godirect's software providers: 0x00474F44, "GOD")
+	DeviceID              uint32       // the vendor's device (godirect: 1 loop, 2 tcp, 3 shm)
+	MaxInboundSGE         int          // scatter/gather entries per Receive
+	MaxInboundRequests    int          // outstanding Receives per endpoint
+	MaxInboundLength      int          // bytes in one Receive's scatter/gather list
+	MaxOutboundSGE        int          // scatter/gather entries per Send, Read or Write
+	MaxOutboundRequests   int          // outstanding outbound requests per endpoint
+	MaxOutboundLength     int          // bytes in one Send, Read or Write
+	MaxInlineData         int          // inline bytes per request
+	MaxInboundReadLimit   int          // Reads in flight toward one endpoint (IRD)
+	MaxOutboundReadLimit  int          // Reads in flight from one endpoint (ORD)
+	MaxCQEntries          int          // entries of one completion queue
+	MaxRegistrationSize   int          // bytes of one memory registration
+	MaxWindowSize         int          // bytes of one memory window
+	LargeRequestThreshold int          // above this size, Read/Write beats Send/Receive
+	MaxCallerData         int          // private data bytes on Connect
+	MaxCalleeData         int          // private data bytes on Accept and Reject
+	Flags                 AdapterFlags // what the adapter can do (AdapterInOrderDMA, ...)
 	// MaxSharedReceiveQueueDepth is ND v2's field of the same name: the
 	// Entries of one SharedReceiveQueue; 0 when the adapter has none
 	// (CreateSharedReceiveQueue then reports ErrNotSupported). Its Receives
