@@ -54,12 +54,7 @@ type Endpoint struct {
 	closePending bool
 	closeLink    Link
 	closeStatus  nd.Status
-	closeInbound bool      // the end comes from the inbound Send being delivered (InboundCloser)
-	closeWhy     endReason // why the connection ended, for the connector (reason.go)
-
-	// refused records the first access of the peer this endpoint refused
-	// (noteRefused), for the reason of the end it leads to.
-	refused atomic.Uint32
+	closeInbound bool // the end comes from the inbound Send being delivered (InboundCloser)
 
 	// poller is the link's Poller while the link is attached (set and
 	// cleared under mu, read without it by the completion queues).
@@ -70,6 +65,13 @@ type Endpoint struct {
 	dead atomic.Bool
 	// ended is set with state epEnded, for Ended.
 	ended atomic.Bool
+
+	// Cold, after the fields the data path reads: why the connection
+	// ended, for the connector (reason.go), and the first access of the
+	// peer this endpoint refused (noteRefused), for the reason of the end
+	// it leads to.
+	closeWhy endReason
+	refused  atomic.Uint32
 }
 
 var _ nd.Endpoint = (*Endpoint)(nil)

@@ -28,6 +28,7 @@ const (
 // then and must not keep the pointer afterwards (slots are reused).
 type WorkRequest struct {
 	Op     Op
+	cause  nd.Cause // more about a failed status (finishLocked); in Op's padding
 	Flags  nd.Flags
 	SGL    []nd.SGE // local memory, validated; inline entries point into a private copy
 	Length int      // bytes: total of SGL (a Receive's capacity until it completes)
@@ -37,8 +38,7 @@ type WorkRequest struct {
 
 	result    *nd.Result
 	status    nd.Status
-	cause     nd.Cause // more about a failed status (finishLocked)
-	preset    bool     // status was decided when posting; report it when processed
+	preset    bool // status was decided when posting; report it when processed
 	done      bool
 	counted   bool // counted in readsInFlight
 	solicited bool
