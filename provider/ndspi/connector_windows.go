@@ -561,8 +561,8 @@ func (a *adapter) Listen(backlog, protocol int, port uint16) (nd.Listener, error
 	if a.closed.Load() {
 		return nil, nd.ErrDeviceRemoved
 	}
-	if st := ndrules.Listen(backlog, protocol); st != nd.Success {
-		return nil, st
+	if err := ndrules.Listen(backlog, protocol); err != nil {
+		return nil, err
 	}
 	s, err := newScratch()
 	if err != nil {

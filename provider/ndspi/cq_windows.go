@@ -257,8 +257,8 @@ func (q *cq) Notify(ctx context.Context, typ nd.NotifyType) error {
 	if q.closed.Load() || q.a.closed.Load() {
 		return q.closedStatus()
 	}
-	if st := ndrules.NotifyType(typ); st != nd.Success {
-		return st
+	if err := ndrules.NotifyType(typ); err != nil {
+		return err
 	}
 	for {
 		silent := q.silent.Load()
