@@ -19,7 +19,7 @@ import (
 // memory of its own (ND v1: an array of ND_RESULT pointers; ND v2: an
 // array of ND2_RESULTs), finds each one's slot by the names it carries
 // (slots.go), drops the successful completions of silent requests, and
-// hands back the caller's Results with Status and BytesTransferred
+// hands back the caller's Results with Status, Cause and BytesTransferred
 // written. Completions taken from the provider but not yet handed back
 // wait in a backlog, which GetResults empties first. Its methods are safe
 // for concurrent use.
@@ -149,8 +149,12 @@ func (q *cq) poll(n int) int {
 }
 
 // resolve finds the request of the i-th completion in scratch and, unless
-// it is a silent request's success (then nil), writes its status and byte
-// count into the caller's Result and returns it. With keep its slot stays
+// it is a silent request's success (then nil), writes its status, cause
+// and byte count into the caller's Result and returns it: a failed request
+// reports 0 bytes, and an ND_ACCESS_VIOLATION (ND carries no cause) the
+// cause the engine would give it: the peer's refusal for a Read or Write
+// whose local entries all named live registrations, this side's
+// otherwise. With keep its slot stays
 // held (for the backlog). Completions that name no posted request are
 // dropped.
 func (q *cq) resolve(i int, keep bool) *nd.Result {
@@ -168,8 +172,16 @@ func (q *cq) resolve(i int, keep bool) *nd.Result {
 			return nil
 		}
 	}
-	r.res.Status = st
-	r.res.BytesTransferred = bytes
+	r.res.Status, r.res.Cause, r.res.BytesTransferred = st, nd.CauseNone, bytes
+	if st != nd.Success {
+		r.res.BytesTransferred = 0
+		if st == nd.ErrAccessViolation {
+			r.res.Cause = nd.CauseLocalAccess
+			if r.remote {
+				r.res.Cause = nd.CauseRemoteAccess
+			}
+		}
+	}
 	if inbound && q.a.v1 {
 		q.a.syncInvalidates()
 	}

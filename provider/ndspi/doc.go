@@ -48,8 +48,10 @@
 // endpoint's id in the adapter's table; an ND v1 ND_RESULT of ndspi's own,
 // outside the Go heap, stands for the caller's, with a word beside it that
 // names the slot. GetResults turns the provider's completions back into
-// the caller's *nd.Result, the very pointer posted, with Status and
-// BytesTransferred written. Every request is posted signaled: the
+// the caller's *nd.Result, the very pointer posted, with Status, Cause and
+// BytesTransferred written (0 bytes for a failed request; an
+// ND_ACCESS_VIOLATION's Cause inferred as the engine gives it, since ND
+// carries none). Every request is posted signaled: the
 // successful completion of a silent request is dropped by GetResults (ND
 // lets a silent success leave no trace, and the slot must be known free).
 // Neither posting nor polling allocates.

@@ -247,14 +247,18 @@ func (e *endpoint) postOut(kind ndrules.Outbound, res *nd.Result, sgl []nd.SGE, 
 		return st
 	}
 	silent := flags&nd.FlagSilentSuccess != 0
-	slot, ok := e.qs.out.take(res, total, silent)
+	// The list is written before the slot is taken (sendMu keeps
+	// sendMem), so that the slot knows whose refusal an access violation
+	// of a Read or Write would be.
+	inline, bad := e.sgl(e.sendMem, sgl, kind != ndrules.Read)
+	remoteAccess := !bad && (kind == ndrules.Read || kind == ndrules.Write)
+	slot, ok := e.qs.out.take(res, total, silent, remoteAccess)
 	if !ok {
 		return nd.ErrNoMoreEntries
 	}
 	if silent {
 		e.out.silent.Add(1)
 	}
-	inline, bad := e.sgl(e.sendMem, sgl, kind != ndrules.Read)
 	f := uintptr(flags &^ nd.FlagSilentSuccess)
 	n := uintptr(len(sgl))
 	mem := e.sendMem.addr
@@ -351,7 +355,7 @@ func (e *endpoint) Receive(res *nd.Result, sgl []nd.SGE) error {
 	if st != nd.Success {
 		return st
 	}
-	slot, ok := e.qs.in.take(res, total, false)
+	slot, ok := e.qs.in.take(res, total, false, false)
 	if !ok {
 		return nd.ErrNoMoreEntries
 	}
@@ -394,7 +398,7 @@ func (e *endpoint) Bind(res *nd.Result, mr nd.MemoryRegion, mw nd.MemoryWindow, 
 		return nd.MWDescriptor{}, st
 	}
 	silent := flags&nd.FlagSilentSuccess != 0
-	slot, ok := e.qs.out.take(res, 0, silent)
+	slot, ok := e.qs.out.take(res, 0, silent, false)
 	if !ok {
 		return nd.MWDescriptor{}, nd.ErrNoMoreEntries
 	}
@@ -441,7 +445,7 @@ func (e *endpoint) Invalidate(res *nd.Result, mw nd.MemoryWindow, flags nd.Flags
 		return st
 	}
 	silent := flags&nd.FlagSilentSuccess != 0
-	slot, ok := e.qs.out.take(res, 0, silent)
+	slot, ok := e.qs.out.take(res, 0, silent, false)
 	if !ok {
 		return nd.ErrNoMoreEntries
 	}

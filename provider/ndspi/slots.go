@@ -39,6 +39,11 @@ type record struct {
 	bytes  int
 	seq    uint64 // post order within the pool
 	silent bool   // FlagSilentSuccess: a successful completion is dropped
+	// remote: a Read or Write whose every local entry named a live
+	// registration, so that an ND_ACCESS_VIOLATION is the peer's refusal
+	// (nd.CauseRemoteAccess), as the engine reports it; any other
+	// request's is this side's (nd.CauseLocalAccess).
+	remote bool
 	state  slotState
 }
 
@@ -75,7 +80,7 @@ func newPool(n int, owner reaper) *pool {
 
 // take reserves a slot for the request of res; false when every slot is
 // held (ErrNoMoreEntries).
-func (p *pool) take(res *nd.Result, bytes int, silent bool) (uint32, bool) {
+func (p *pool) take(res *nd.Result, bytes int, silent, remote bool) (uint32, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := len(p.free)
@@ -85,7 +90,7 @@ func (p *pool) take(res *nd.Result, bytes int, silent bool) (uint32, bool) {
 	i := p.free[n-1]
 	p.free = p.free[:n-1]
 	p.seq++
-	p.recs[i] = record{res: res, bytes: bytes, seq: p.seq, silent: silent, state: slotPosted}
+	p.recs[i] = record{res: res, bytes: bytes, seq: p.seq, silent: silent, remote: remote, state: slotPosted}
 	p.posted++
 	return i, true
 }

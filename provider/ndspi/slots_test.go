@@ -16,13 +16,13 @@ func TestPool(t *testing.T) {
 	rs := make([]nd.Result, 5)
 	var slots []uint32
 	for i := range 3 {
-		s, ok := p.take(&rs[i], 10*i, i == 1)
+		s, ok := p.take(&rs[i], 10*i, i == 1, false)
 		if !ok {
 			t.Fatalf("take %d: the pool is full", i)
 		}
 		slots = append(slots, s)
 	}
-	if _, ok := p.take(&rs[3], 0, false); ok {
+	if _, ok := p.take(&rs[3], 0, false, false); ok {
 		t.Fatal("a fourth take from a pool of 3 succeeded")
 	}
 	if p.outstanding() != 3 || p.held() != 3 {
@@ -30,7 +30,7 @@ func TestPool(t *testing.T) {
 	}
 	// A refused post gives its slot back at once.
 	p.untake(slots[2])
-	s, ok := p.take(&rs[3], 30, false)
+	s, ok := p.take(&rs[3], 30, false, false)
 	if !ok || s != slots[2] {
 		t.Fatalf("take after untake = %d %v, want slot %d", s, ok, slots[2])
 	}
@@ -66,12 +66,12 @@ func TestPoolAbandon(t *testing.T) {
 	rs := make([]nd.Result, 6)
 	var slots []uint32
 	for i := range 4 {
-		s, _ := p.take(&rs[i], 0, false)
+		s, _ := p.take(&rs[i], 0, false, false)
 		slots = append(slots, s)
 	}
 	p.complete(slots[0], false)
 	p.complete(slots[2], true)
-	s, _ := p.take(&rs[4], 0, false) // reuses slot 0's
+	s, _ := p.take(&rs[4], 0, false, false) // reuses slot 0's
 	got := p.abandon()
 	want := []*nd.Result{&rs[1], &rs[3], &rs[4]}
 	if len(got) != len(want) {

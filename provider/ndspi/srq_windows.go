@@ -125,7 +125,7 @@ func (s *srq) Receive(res *nd.Result, sgl []nd.SGE) error {
 	if st != nd.Success {
 		return st
 	}
-	slot, ok := s.qs.in.take(res, total, false)
+	slot, ok := s.qs.in.take(res, total, false, false)
 	if !ok {
 		return nd.ErrNoMoreEntries
 	}
@@ -200,7 +200,7 @@ func (s *srq) Close() error {
 	s.cq.mu.Lock()
 	for _, slot := range slots {
 		res := s.qs.in.result(slot)
-		res.Status, res.BytesTransferred = nd.ErrCanceled, 0
+		res.Status, res.Cause, res.BytesTransferred = nd.ErrCanceled, nd.CauseNone, 0
 		s.cq.back.push(backlogItem{res: res, pool: s.qs.in, slot: slot})
 	}
 	s.cq.mu.Unlock()
