@@ -153,7 +153,7 @@ func (q *cq) poll(n int) int {
 // and byte count into the caller's Result and returns it: a failed request
 // reports 0 bytes, and an ND_ACCESS_VIOLATION (ND carries no cause) the
 // cause the engine would give it: the peer's refusal for a Read or Write
-// whose local entries all named live registrations, this side's
+// whose local entries all lay within live registrations, this side's
 // otherwise. With keep its slot stays
 // held (for the backlog). Completions that name no posted request are
 // dropped.

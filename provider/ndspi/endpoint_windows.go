@@ -170,8 +170,10 @@ func putSGE2(mem cmem, i int, addr uintptr, n int, t uint64) {
 }
 
 // sgl writes sgl into mem's scatter/gather array for a post and returns
-// whether it holds inline bytes, and whether an entry names no live
-// registration of the adapter. An entry with a live region of the adapter
+// whether it holds inline bytes, whether an entry names no live
+// registration of the adapter (bad), and whether an entry with a live
+// registration lies outside its bytes (outside: the provider refuses it
+// against the registration's range). An entry with a live region of the adapter
 // names that region's handle or token; an entry without a region is inline
 // where inline is allowed (its bytes are copied into the outbound memory
 // at staging, right after the array, since the caller may reuse them at
@@ -182,7 +184,7 @@ func putSGE2(mem cmem, i int, addr uintptr, n int, t uint64) {
 // entry's bytes at the post without looking at tokens: a request with a
 // bad entry is posted without it, its inline entries naming the poison
 // registration too, so that the provider fails it.
-func (e *endpoint) sgl(mem cmem, sgl []nd.SGE, allowInline bool) (inline, bad bool) {
+func (e *endpoint) sgl(mem cmem, sgl []nd.SGE, allowInline bool) (inline, bad, outside bool) {
 	a := e.a
 	staging := len(sgl)
 	if a.v1 {
@@ -215,6 +217,8 @@ func (e *endpoint) sgl(mem cmem, sgl []nd.SGE, allowInline bool) (inline, bad bo
 			var ok bool
 			if h, ok = a.regionOf(sgl[i].Region); !ok {
 				addr, bad = a.poison.addr(), true
+			} else if r := sgl[i].Region.(*region); !inside(buf, r.buf) {
+				outside = true
 			}
 		}
 		if a.v1 {
@@ -223,7 +227,7 @@ func (e *endpoint) sgl(mem cmem, sgl []nd.SGE, allowInline bool) (inline, bad bo
 			putSGE2(mem, i, addr, len(buf), h)
 		}
 	}
-	return inline, bad
+	return inline, bad, outside
 }
 
 // outLimits are the limits ndrules.Post holds an outbound list to here:
@@ -250,8 +254,8 @@ func (e *endpoint) postOut(kind ndrules.Outbound, res *nd.Result, sgl []nd.SGE, 
 	// The list is written before the slot is taken (sendMu keeps
 	// sendMem), so that the slot knows whose refusal an access violation
 	// of a Read or Write would be.
-	inline, bad := e.sgl(e.sendMem, sgl, kind != ndrules.Read)
-	remoteAccess := !bad && (kind == ndrules.Read || kind == ndrules.Write)
+	inline, bad, outside := e.sgl(e.sendMem, sgl, kind != ndrules.Read)
+	remoteAccess := !bad && !outside && (kind == ndrules.Read || kind == ndrules.Write)
 	slot, ok := e.qs.out.take(res, total, silent, remoteAccess)
 	if !ok {
 		return nd.ErrNoMoreEntries

@@ -39,7 +39,7 @@ type record struct {
 	bytes  int
 	seq    uint64 // post order within the pool
 	silent bool   // FlagSilentSuccess: a successful completion is dropped
-	// remote: a Read or Write whose every local entry named a live
+	// remote: a Read or Write whose every local entry lay within a live
 	// registration, so that an ND_ACCESS_VIOLATION is the peer's refusal
 	// (nd.CauseRemoteAccess), as the engine reports it; any other
 	// request's is this side's (nd.CauseLocalAccess).
