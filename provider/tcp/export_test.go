@@ -27,13 +27,16 @@ func LinksInSet(p *Provider) int {
 	return pr.links.Live()
 }
 
-// LinkInfo is what a test sees of a link: its socket's congestion control,
-// whether its reader's buffer may grow, and the buffer's size now.
+// LinkInfo is what a test sees of a link: its socket's congestion control
+// and bound on unacknowledged data (or the error reading it), whether its
+// reader's buffer may grow, and the buffer's size now.
 type LinkInfo struct {
-	Active     bool
-	Congestion string
-	Grows      bool
-	BufferSize func() int
+	Active         bool
+	Congestion     string
+	UserTimeout    time.Duration
+	UserTimeoutErr error
+	Grows          bool
+	BufferSize     func() int
 }
 
 // WatchLinks records every link made until the test ends; the returned
@@ -54,6 +57,7 @@ func WatchLinks(t interface{ Cleanup(func()) }) func() []LinkInfo {
 		for _, l := range links {
 			li := LinkInfo{Active: l.active, Grows: l.rxGrows}
 			li.Congestion, _ = connCongestion(l.conn)
+			li.UserTimeout, li.UserTimeoutErr = connUserTimeout(l.conn)
 			li.BufferSize = func() int {
 				l.rxMu.Lock()
 				defer l.rxMu.Unlock()

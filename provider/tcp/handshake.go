@@ -162,6 +162,7 @@ func (t *transport) passive(pl *portListener, c *net.TCPConn, prev <-chan struct
 	handOver := sync.OnceFunc(func() { close(handed) })
 	defer handOver()
 	t.applyCongestion(c, addrOf(c.RemoteAddr()))
+	setConnUserTimeout(c, t.p.cfg.UserTimeout)
 	l := newLink(t, c, false)
 	c.SetReadDeadline(time.Now().Add(t.p.cfg.HandshakeTimeout))
 	req, err := readMPA(l.br)

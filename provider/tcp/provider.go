@@ -43,6 +43,22 @@ type Config struct {
 	KeepAlive         time.Duration
 	KeepAliveInterval time.Duration
 	KeepAliveCount    int
+	// UserTimeout bounds how long bytes written to a connection may stay
+	// unacknowledged by the peer's TCP, and how long a TCP connect waits
+	// for the peer's answer, before the connection ends with ErrIOTimeout
+	// (RFC 5482's user timeout). Keepalive probes only an idle connection:
+	// without this bound, a connection whose data is in flight when the
+	// path breaks retransmits for the system's limit (about 15 minutes on
+	// Linux) while its application waits. 0 takes KeepAlive +
+	// KeepAliveInterval × KeepAliveCount, the time keepalive gives a silent
+	// idle peer, so that a broken path ends a busy connection as soon as
+	// an idle one; negative leaves the system's limit. Linux
+	// (TCP_USER_TIMEOUT; there it also ends an idle connection at the
+	// first unanswered keepalive probe sent UserTimeout or more after the
+	// last inbound byte, in place of KeepAliveCount), macOS
+	// (TCP_RXT_CONNDROPTIME) and Windows (TCP_MAXRT), the latter two in
+	// whole seconds, rounded up; elsewhere the system's limit applies.
+	UserTimeout time.Duration
 	// ResponseTimeout bounds how long an RDMA Read, or the peer's
 	// confirmation of a Send or Write, may take; past it the connection
 	// ends and pending requests complete ErrIOTimeout. It catches a peer
@@ -141,7 +157,8 @@ type Provider struct {
 var _ nd.Provider = (*Provider)(nil)
 
 // New returns a provider with configuration cfg (zero fields take their
-// DefaultConfig values, except Spin: 0 turns polling off).
+// DefaultConfig values, except Spin: 0 turns polling off, and UserTimeout:
+// 0 derives it from the keepalive fields).
 func New(cfg Config) *Provider {
 	d := DefaultConfig()
 	if cfg.MaxFPDU == 0 {
@@ -165,6 +182,9 @@ func New(cfg Config) *Provider {
 	}
 	if cfg.ResponseTimeout <= 0 {
 		cfg.ResponseTimeout = d.ResponseTimeout
+	}
+	if cfg.UserTimeout == 0 {
+		cfg.UserTimeout = cfg.KeepAlive + time.Duration(cfg.KeepAliveCount)*cfg.KeepAliveInterval
 	}
 	p := &Provider{cfg: cfg}
 	p.t = newTransport(p)

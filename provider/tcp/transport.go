@@ -55,12 +55,15 @@ func (t *transport) Listen(l *engine.Listener, addr netip.Addr, protocol int, po
 	}
 	lc := net.ListenConfig{KeepAliveConfig: t.keepAlive()}
 	var ccErr error
-	if cc := t.p.cfg.CongestionControl; cc != "" && cc != CongestionSystem {
-		// Accepted connections inherit the listener's choice.
-		lc.Control = func(_, _ string, raw syscall.RawConn) error {
+	cc := t.p.cfg.CongestionControl
+	lc.Control = func(_, _ string, raw syscall.RawConn) error {
+		// Accepted connections inherit the listener's choice (passive
+		// sets the user timeout again, where inheriting it is not sure).
+		setUserTimeout(raw, t.p.cfg.UserTimeout)
+		if cc != "" && cc != CongestionSystem {
 			ccErr = setConnCongestion(raw, cc)
-			return ccErr
 		}
+		return ccErr
 	}
 	ln, err := lc.Listen(context.Background(), "tcp", netip.AddrPortFrom(addr, port).String())
 	if err != nil {
@@ -170,13 +173,16 @@ func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engi
 	}
 	var ccErr error
 	cc, required := t.congestionFor(d.Remote.Addr())
-	if cc != "" {
-		dialer.Control = func(_, _ string, raw syscall.RawConn) error {
-			if err := setConnCongestion(raw, cc); required {
-				ccErr = err
-			}
-			return ccErr
+	dialer.Control = func(_, _ string, raw syscall.RawConn) error {
+		// Set before the connect, the user timeout bounds it too.
+		setUserTimeout(raw, t.p.cfg.UserTimeout)
+		if cc == "" {
+			return nil
 		}
+		if err := setConnCongestion(raw, cc); required {
+			ccErr = err
+		}
+		return ccErr
 	}
 	c, err := dialer.DialContext(ctx, "tcp", d.Remote.String())
 	if err != nil {
