@@ -7,17 +7,24 @@
 //	ndnet-perf -s -transport tcp -addr 127.0.0.1:7000 & ndnet-perf -c 127.0.0.1:7000 -transport tcp
 //
 // It prints one line: transport, test, size, the figure (half round trip in
-// microseconds, or GB/s) and the iterations.
+// microseconds, or GB/s) and the iterations. -D bounds bw's stream by time
+// instead of a count. -test copy streams -bytes pseudo-random bytes (or
+// what -D allows) with io.Copy and has the server hash what it read: the
+// line ends with the SHA-256 check, and the exit status is 1 when the
+// digests or the counts differ.
 package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -35,7 +42,9 @@ import (
 
 func main() {
 	transport := flag.String("transport", "shm", "`name`: an ND provider (shm, tcp) for an ndnet stream, or unix or net-tcp for a plain socket")
-	test := flag.String("test", "lat", "lat (ping-pong) or bw (one-way io.Copy)")
+	test := flag.String("test", "lat", "lat (ping-pong), bw (one-way io.Copy) or copy (io.Copy of pseudo-random bytes, SHA-256 checked at the far end)")
+	flag.Var(&copyBytes, "bytes", "copy: the bytes to stream (suffixes K, M, G; default 256M)")
+	flag.DurationVar(&streamFor, "D", 0, "bw and copy: stop writing after this `duration` (copy: or after -bytes)")
 	size := flag.String("size", "", "message size for lat, write size for bw (default 64 and 1M)")
 	iters := flag.Int("iters", 0, "ping-pongs, or writes (default 20000 and 2000)")
 	serve := flag.Bool("s", false, "serve until standard input closes, printing the address")
@@ -69,7 +78,7 @@ func run(transport, test, sizeArg string, iters int, serve bool, connect, addr s
 		return nil
 	}
 	if sizeArg == "" {
-		sizeArg = map[string]string{"lat": "64", "bw": "1M"}[test]
+		sizeArg = map[string]string{"lat": "64", "bw": "1M", "copy": "1M"}[test]
 	}
 	size, err := parseSize(sizeArg)
 	if err != nil {
@@ -99,11 +108,13 @@ func run(transport, test, sizeArg string, iters int, serve bool, connect, addr s
 		}
 		fmt.Printf("%s lat %d %.2f us %d\n", transport, size, float64(d.Nanoseconds())/float64(iters)/2/1000, iters)
 	case "bw":
-		d, err := stream(c, size, iters)
+		d, n, err := stream(c, size, iters)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%s bw %d %.2f GB/s %d\n", transport, size, float64(size)*float64(iters)/d.Seconds()/1e9, iters)
+		fmt.Printf("%s bw %d %.4f GB/s %d\n", transport, size, float64(size)*float64(n)/d.Seconds()/1e9, n)
+	case "copy":
+		return checkedCopy(c, transport, size)
 	default:
 		return fmt.Errorf("unknown test %q", test)
 	}
@@ -200,6 +211,17 @@ func handle(c net.Conn) {
 			return
 		}
 		c.Write([]byte{1})
+	case 'C': // read to EOF, then answer the SHA-256 and the count
+		h := sha256.New()
+		n, err := io.CopyBuffer(h, struct{ io.Reader }{c}, buf)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ndnet-perf: copy: reading after %d bytes: %v\n", n, err)
+			return
+		}
+		var answer [sha256.Size + 8]byte
+		h.Sum(answer[:0])
+		binary.BigEndian.PutUint64(answer[sha256.Size:], uint64(n))
+		c.Write(answer[:])
 	}
 }
 
@@ -238,42 +260,127 @@ func pingPong(c net.Conn, size, iters int) (time.Duration, error) {
 	return time.Since(start), nil
 }
 
-// writerOf is a reader of n blocks of size bytes, for io.Copy.
+// The -bytes and -D flags.
+var (
+	copyBytes = byteCount(256 << 20)
+	streamFor time.Duration
+)
+
+// byteCount is a flag.Value for a number of bytes with an optional K, M
+// or G suffix.
+type byteCount int64
+
+func (b *byteCount) String() string { return strconv.FormatInt(int64(*b), 10) }
+
+func (b *byteCount) Set(s string) error {
+	n, err := parseSize(s)
+	*b = byteCount(n)
+	return err
+}
+
+// blocks is a reader of at most left blocks (-1: any number) until the
+// deadline, if any; n counts the blocks read.
 type blocks struct {
-	left int
+	left     int
+	deadline time.Time
+	n        int
 }
 
 func (b *blocks) Read(p []byte) (int, error) {
-	if b.left == 0 {
+	if b.left == 0 || !b.deadline.IsZero() && b.n%16 == 0 && time.Now().After(b.deadline) {
 		return 0, io.EOF
 	}
 	b.left--
+	b.n++
 	return len(p), nil
 }
 
-// stream times io.CopyBuffer of iters writes of size bytes and the
-// server's answer that it read them all.
-func stream(c net.Conn, size, iters int) (time.Duration, error) {
+// stream times io.CopyBuffer of iters writes of size bytes (with -D: as
+// many as it allows) and the server's answer that it read them all, and
+// returns the time and the writes.
+func stream(c net.Conn, size, iters int) (time.Duration, int, error) {
 	if err := request(c, 'B', size); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	buf := make([]byte, size)
+	src := &blocks{left: iters}
 	start := time.Now()
-	if _, err := io.CopyBuffer(struct{ io.Writer }{c}, &blocks{left: iters}, buf); err != nil {
-		return 0, err
+	if streamFor > 0 {
+		src.left, src.deadline = -1, start.Add(streamFor)
 	}
+	if _, err := io.CopyBuffer(struct{ io.Writer }{c}, src, buf); err != nil {
+		return 0, 0, err
+	}
+	if err := closeWrite(c); err != nil {
+		return 0, 0, err
+	}
+	if _, err := io.ReadFull(c, buf[:1]); err != nil {
+		return 0, 0, err
+	}
+	return time.Since(start), src.n, nil
+}
+
+// closeWrite ends c's outbound stream.
+func closeWrite(c net.Conn) error {
 	type closeWriter interface{ CloseWrite() error }
 	cw, ok := c.(closeWriter)
 	if !ok {
-		return 0, errors.New("the connection has no CloseWrite")
+		return errors.New("the connection has no CloseWrite")
 	}
-	if err := cw.CloseWrite(); err != nil {
-		return 0, err
+	return cw.CloseWrite()
+}
+
+// deadlineReader reads r until the deadline (if any) passes.
+type deadlineReader struct {
+	r        io.Reader
+	deadline time.Time
+}
+
+func (d *deadlineReader) Read(p []byte) (int, error) {
+	if !d.deadline.IsZero() && time.Now().After(d.deadline) {
+		return 0, io.EOF
 	}
-	if _, err := io.ReadFull(c, buf[:1]); err != nil {
-		return 0, err
+	return d.r.Read(p)
+}
+
+// checkedCopy streams -bytes pseudo-random bytes (or what -D allows) to
+// the server with io.CopyBuffer in writes of size bytes, hashing them on
+// the way, and compares the SHA-256 and the count the server answers.
+func checkedCopy(c net.Conn, transport string, size int) error {
+	if err := request(c, 'C', size); err != nil {
+		return err
 	}
-	return time.Since(start), nil
+	var seed [32]byte
+	binary.BigEndian.PutUint64(seed[:], uint64(time.Now().UnixNano()))
+	h := sha256.New()
+	src := &deadlineReader{r: io.LimitReader(rand.NewChaCha8(seed), int64(copyBytes))}
+	start := time.Now()
+	if streamFor > 0 {
+		src.deadline = start.Add(streamFor)
+	}
+	n, err := io.CopyBuffer(struct{ io.Writer }{c}, io.TeeReader(src, h), make([]byte, size))
+	if err != nil {
+		return fmt.Errorf("copy: writing after %d bytes: %w", n, err)
+	}
+	if err := closeWrite(c); err != nil {
+		return err
+	}
+	var answer [sha256.Size + 8]byte
+	if _, err := io.ReadFull(c, answer[:]); err != nil {
+		return fmt.Errorf("copy: the server's digest after %d bytes: %w", n, err)
+	}
+	d := time.Since(start)
+	got := binary.BigEndian.Uint64(answer[sha256.Size:])
+	ok := bytes.Equal(h.Sum(nil), answer[:sha256.Size]) && got == uint64(n)
+	verdict := "sha256 ok"
+	if !ok {
+		verdict = fmt.Sprintf("MISMATCH: the server read %d bytes with another SHA-256", got)
+	}
+	fmt.Printf("%s copy %d %.4f GB/s %d bytes, %s\n", transport, size, float64(n)/d.Seconds()/1e9, n, verdict)
+	if !ok {
+		return errors.New("the bytes the server read are not the bytes written")
+	}
+	return nil
 }
 
 // server is a server child process.
