@@ -16,6 +16,9 @@
 //	nd rping (-s | -c) [-v] [-V] [-S SIZE] [-C COUNT] [-a ADDR] [-p PORT] [-provider NAME] [-crc]
 //	nd perf TEST [-s SIZE | -a] [-n ITERS | -D SEC] [-q QPS] [-t DEPTH] [-b] [--json]
 //	        [--plot FILE.png] [--server | ADDRESS[:PORT]]
+//	nd verify (-s | -c) [-provider NAME] [-crc] [-p PORT] [-sizes LIST] [-n N] [-depth D]
+//	          [-ops send,write,read | -ops idle] [-D DURATION] [-conns N] [-fail-ok]
+//	          [-reconnect DURATION] [-retry DURATION] [ADDRESS[:PORT]]
 //	nd provider install [-dll PATH] [-transport tcp,shm] | uninstall | list
 //	nd help [COMMAND]
 //
@@ -40,6 +43,7 @@ import (
 	"github.com/godirect/nd/cmd/nd/internal/provider"
 	"github.com/godirect/nd/cmd/nd/internal/rping"
 	"github.com/godirect/nd/cmd/nd/internal/session"
+	"github.com/godirect/nd/cmd/nd/internal/verify"
 )
 
 // command is one subcommand of nd.
@@ -61,6 +65,7 @@ var commands = []command{
 	{"rdmapingpong", "RDMA Write ping-pong, polling the last byte (ndrpingpong)", ndtools.RdmapingpongFlags},
 	{"rping", "rdma-core's rping: RDMA Read/Write ping, wire-compatible with rping over siw", rping.Flags},
 	{"perf", "perftest's send/write/read _bw and _lat tests, with its columns, --json and --plot", perftest.Flags},
+	{"verify", "Send/Receive, RDMA Write and Read traffic with every byte and every completion checked", verify.Flags},
 	{"provider", "install, uninstall or list godirect's ND provider DLL in the Winsock catalog (Windows)", provider.Flags},
 }
 

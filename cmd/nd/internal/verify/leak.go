@@ -1,0 +1,71 @@
+package verify
+
+import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"time"
+)
+
+// usage is what a connection may leave behind: the goroutines running the
+// providers' or the engine's code, and the process's sockets (-1 where
+// the platform does not tell).
+type usage struct {
+	goroutines int
+	sockets    int
+}
+
+func (u usage) String() string {
+	if u.sockets < 0 {
+		return fmt.Sprintf("%d provider goroutines", u.goroutines)
+	}
+	return fmt.Sprintf("%d provider goroutines, %d sockets", u.goroutines, u.sockets)
+}
+
+// providerFrames mark a goroutine that runs a provider's or the engine's
+// code.
+var providerFrames = [][]byte{
+	[]byte("github.com/godirect/nd/provider/"),
+	[]byte("github.com/godirect/nd/internal/engine."),
+}
+
+// measure returns the process's usage now.
+func measure() usage {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	g := 0
+	for _, st := range bytes.Split(buf, []byte("\n\n")) {
+		for _, m := range providerFrames {
+			if bytes.Contains(st, m) {
+				g++
+				break
+			}
+		}
+	}
+	return usage{goroutines: g, sockets: countSockets()}
+}
+
+// settle waits, at most d, until the usage is back to base or below, and
+// returns the last measure and whether it got there.
+func settle(base usage, d time.Duration) (usage, bool) {
+	deadline := time.Now().Add(d)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		u := measure()
+		if u.goroutines <= base.goroutines && u.sockets <= base.sockets {
+			return u, true
+		}
+		if time.Now().After(deadline) {
+			return u, false
+		}
+		<-tick.C
+	}
+}
