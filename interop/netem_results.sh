@@ -62,6 +62,7 @@ END {
 		n = split("ndnet send64k send1m write64k write1m", k, " ")
 		for (j = 1; j <= n; j++) {
 			x = v[c, k[j]]
+			if (x == "-" || x == "") { line = line sprintf(" %8s %7s", "-", "-"); continue }
 			line = line sprintf(" %8.2f %7s", x, ratio(x, t))
 			if (t > 0 && x / t < 0.9) miss = miss " " k[j]
 		}
