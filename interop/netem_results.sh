@@ -71,14 +71,14 @@ END {
 	printf "\nPlain TCP spread (before / after): "
 	for (i = 1; i <= nc; i++) { c = order[i]; if (v[c, "tcp1"] != "") printf "%s %s/%s  ", c, v[c, "tcp1"], v[c, "tcp2"] }
 	printf "\n\nLatency, nd perf send_lat, 2 B, median (t_typical):\n"
-	printf "%-14s %14s %14s %22s %s\n", "condition", "half RTT us", "RTT ms", "bound: 1.05 x netem + clean", "verdict"
+	printf "%-14s %14s %14s %22s %8s %s\n", "condition", "half RTT us", "RTT ms", "bound: 1.05 x netem + clean", "verdict", "plain TCP ping-pong RTT ms"
 	clean = v["clean", "lat_us"] * 2 / 1000
 	for (i = 1; i <= nc; i++) {
 		c = order[i]
 		if (v[c, "lat_us"] == "") continue
 		r = v[c, "lat_us"] * 2 / 1000
 		b = (c in rtt) ? rtt[c] / 1000 * 1.05 + clean : 0
-		printf "%-14s %14s %14.3f %22s %s\n", c, v[c, "lat_us"], r, (b ? sprintf("%.3f ms", b) : "-"), (b ? (r <= b ? "within" : "OVER") : "-")
+		printf "%-14s %14s %14.3f %22s %8s %s\n", c, v[c, "lat_us"], r, (b ? sprintf("%.3f ms", b) : "-"), (b ? (r <= b ? "within" : "OVER") : "-"), (v[c, "tcp_lat_us"] == "" ? "-" : sprintf("%.3f", v[c, "tcp_lat_us"] * 2 / 1000))
 	}
 	printf "\nConnection set-up (Connect + CompleteConnect, each connection then used):\n"
 	for (i = 1; i <= nc; i++) { c = order[i]; if (v[c, "connects"] != "") printf "  %-14s %s up, %s\n", c, v[c, "connects"], v[c, "connect_times"] }

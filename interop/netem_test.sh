@@ -346,14 +346,17 @@ throughput() {
 # latency COND N [poll]: nd perf send_lat's median half round trip (us),
 # blocking in Notify (or polling).
 latency() {
-	local cond=$1 n=$2 flags=-b key=lat_us sp v
+	local cond=$1 n=$2 flags=-b key=lat_us sp v t
 	[[ ${3:-} == poll ]] && flags= key=lat_poll_us
 	nextport
 	timeout 120 $B nd perf send_lat --server -bind $SB -p $PORT -congestion system $flags >/dev/null 2>&1 & sp=$!
 	waitport $PORT
 	v=$(timeout 120 $A nd perf send_lat -n $n -congestion system $flags $SB:$PORT 2>&1 | awk '$1 == 2 && NF >= 9 {print $5}')
 	stop_after $sp 5
-	echo "ROW $cond $key=${v:-0} lat_n=$n"
+	# plain Go TCP's 2-byte ping-pong over the same link (its mean half
+	# round trip), the baseline
+	t=$(timeout 120 $A ndnet-perf -c $SB:7000 -transport net-tcp -test lat -size 2 -iters $n 2>/dev/null | awk '{print $4}')
+	echo "ROW $cond $key=${v:-0} lat_n=$n tcp_lat_us=${t:-0}"
 }
 
 # connects COND K: K connections in a row, each set up and used.
