@@ -27,8 +27,13 @@ type serverSide struct {
 	expSeq    uint64
 	bad       ctl // the first wrong message of the batch (status 0: none)
 	doneAsked bool
-	err       error // a protocol error found in handle
-	counts    [nOps]int
+	// The slots the last reads batch filled (count, size): the client's
+	// next control message comes once its Reads completed, and the guard
+	// goes back over them then, so that a later Write of fewer bytes
+	// finds the guard after its bytes.
+	filled, filledSize int
+	err                error // a protocol error found in handle
+	counts             [nOps]int
 }
 
 // Serve implements session.DataTool: it serves -conns connections (0:
@@ -206,6 +211,10 @@ func (ss *serverSide) handle(r *request) error {
 		a.status = answerProtocol
 		return ss.answer(a)
 	}
+	for i := range ss.filled {
+		fillGuard(ss.window[i*ss.stride : i*ss.stride+ss.filledSize])
+	}
+	ss.filled = 0
 	switch m.typ {
 	case msgSends:
 		ss.expect, ss.expSize, ss.expSeq = m.count, m.size, m.seq
@@ -230,6 +239,7 @@ func (ss *serverSide) handle(r *request) error {
 			pattern(ss.window[i*ss.stride:i*ss.stride+m.size], m.seq+uint64(i))
 			ss.counts[opRead]++
 		}
+		ss.filled, ss.filledSize = m.count, m.size
 	case msgDone:
 		ss.doneAsked, ss.finished = true, true
 	default:

@@ -234,3 +234,17 @@ func configOf(t *testing.T, out io.Writer, args ...string) *config {
 func netipOf(a nd.Adapter, l nd.Listener) netip.AddrPort {
 	return netip.AddrPortFrom(a.Address(), l.Port())
 }
+
+// TestSmallerAfterLarger runs the sizes largest first: a Write of fewer
+// bytes into a slot that a larger Read's bytes filled before must find the
+// guard after its bytes (the server puts it back once the client's Reads
+// completed), or the run reports a mismatch at the message's end.
+func TestSmallerAfterLarger(t *testing.T) {
+	out, err := runVerify(t, "-provider", "loop", "-sizes", "65536,1000,1", "-n", "3", "-depth", "2")
+	if err != nil {
+		t.Fatalf("nd verify: %v\n%s", err, out)
+	}
+	if want := "client: connection 1 verified 9 Sends, 9 Writes, 9 Reads"; !strings.Contains(out, want) {
+		t.Errorf("no line %q in\n%s", want, out)
+	}
+}
