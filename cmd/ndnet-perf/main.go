@@ -128,6 +128,8 @@ func parseSize(s string) (int, error) {
 		mult, s = 1<<10, strings.TrimSuffix(s, "K")
 	case strings.HasSuffix(s, "M"):
 		mult, s = 1<<20, strings.TrimSuffix(s, "M")
+	case strings.HasSuffix(s, "G"):
+		mult, s = 1<<30, strings.TrimSuffix(s, "G")
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n <= 0 {
