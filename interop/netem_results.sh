@@ -16,6 +16,7 @@ function kv(line, key,    i, n, f, m) {
 	return ""
 }
 function ratio(x, base) { return base > 0 ? sprintf("%.2fx", x / base) : "-" }
+/^FAIL / { fails[++nf] = $0; next }
 /^ROW env / { env = $0; next }
 /^ROW partition-/ { part[++np] = $0; next }
 /^ROW / {
@@ -28,6 +29,13 @@ function ratio(x, base) { return base > 0 ? sprintf("%.2fx", x / base) : "-" }
 	if ($0 ~ / connect_times=/) v[c, "connect_times"] = kv($0, "connect_times")
 }
 END {
+	# the conditions in the order of netem_test.sh, whatever order the input
+	# (one run, or the outputs of several runs one after the other) has
+	nc2 = 0
+	n = split("clean delay10 delay50 loss0.1 loss1 loss5 reorder dup loss1-delay25 rate100", canon, " ")
+	for (i = 1; i <= n; i++) if (canon[i] in seen) order2[++nc2] = canon[i]
+	for (i = 1; i <= nc; i++) { c = order[i]; known = 0; for (j = 1; j <= n; j++) if (canon[j] == c) known = 1; if (!known) order2[++nc2] = c }
+	for (i = 1; i <= nc2; i++) order[i] = order2[i]
 	netem["clean"] = "none"
 	netem["delay10"] = "delay 10ms 1ms (each way)"
 	netem["delay50"] = "delay 50ms 5ms (each way)"
@@ -88,6 +96,8 @@ END {
 		sub(/^ROW /, "", line)
 		printf "  %s\n", line
 	}
+	printf "\nFailed cases (%d):\n", nf
+	for (i = 1; i <= nf; i++) printf "  %s\n", fails[i]
 	printf "\nSeconds per condition (and per step: verify, verify crc, rping, perftest, sha, throughput, latency, connect):\n"
 	n = split("verify verify_crc rping perftest sha throughput latency connect", st, " ")
 	for (i = 1; i <= nc; i++) {
