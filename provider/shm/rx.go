@@ -10,31 +10,46 @@ import (
 	"github.com/godirect/nd/internal/shmring"
 )
 
-// readerState is what the consumer of the inbound ring keeps between
-// records: a poller of the readiness set, under rxMu (and cleanup, after
-// the link left the set).
+// readerState is the inbound side, owned by whoever holds link.rxMu: a
+// poller of the readiness set, or cleanup after the link left it. It
+// holds the ring and what its consumer keeps between records.
 type readerState struct {
-	msg       uint64 // the last inbound message started
-	doneUpTo  uint64 // the last inbound message handled
+	rx *shmring.Consumer
+	// stopped: the reader handled a record that ended the link (or
+	// queued its Terminate), or the ring broke; it consumes no more.
+	stopped bool
+	// armed: the ring's sleeping flag is set, the peer rings rxData at
+	// its next record.
+	armed bool
+
+	msg      uint64 // the last inbound message started
+	doneUpTo uint64 // the last inbound message handled
+	unacked  int    // messages handled since the last Ack
+	rvBytes  int    // bytes pulled by rendezvous since the last Ack
+	prompt   bool   // a message handled since the last Ack wants it at once
+	idle     int    // passes that found the ring empty since the last record
+
+	// The inbound Send in progress (recv nil: none).
 	recv      *engine.WorkRequest
 	recvTotal int
 	recvOff   int
 	recvToken uint32
 	recvAux   uint16
-	wleft     int    // a Write through the ring: its bytes still to come (0: none in progress)
-	wtoken    uint32 // the window it names, checked again for every piece,
-	waddr     uint64 // and the address its next piece goes to
-	unacked   int
-	remote    [maxIovs]remoteIovec
-	liov      [1]iovec
-	liovs     [maxIovs]iovec       // a rendezvous Receive's buffers
-	rvBytes   int                  // bytes pulled by rendezvous since the last Ack
-	split     pullSplit            // the split pulls' state (the provider's helper)
-	remoteB   [maxIovs]remoteIovec // the helper's part of the peer's buffers
-	mapped    [maxIovs][]byte      // a sendRVSeg's bytes in our mappings
-	done      []sent               // acknowledged requests, to complete outside mu
-	prompt    bool                 // a message handled since the last Ack wants it at once
-	idle      int                  // passes that found the ring empty since the last record
+	// A Write through the ring: its bytes still to come (0: none in
+	// progress), the window it names, checked again for every piece, and
+	// the address its next piece goes to.
+	wleft  int
+	wtoken uint32
+	waddr  uint64
+
+	// Scratch space.
+	remote  [maxIovs]remoteIovec
+	liov    [1]iovec
+	liovs   [maxIovs]iovec       // a rendezvous Receive's buffers
+	remoteB [maxIovs]remoteIovec // the helper's part of the peer's buffers
+	mapped  [maxIovs][]byte      // a sendRVSeg's bytes in our mappings
+	done    []sent               // acknowledged requests, to complete outside mu
+	split   pullSplit            // the split pulls' state (the provider's helper)
 }
 
 // testHookReader, if set, is called by every poller before it consumes a
@@ -61,9 +76,9 @@ func (l *link) pollRx(app bool) bool {
 		return false
 	}
 	moved := false
-	// The ring is mapped while rxEnded is false under rxMu. An idle link
+	// The ring is mapped until the link is linkDetached, under rxMu. An idle link
 	// (nothing to read, no Ack held back, not armed) is left as it is.
-	if l.armed || l.r.unacked > 0 || l.peerGone.Load() || l.rxEnded || l.rx.Unconsumed() {
+	if l.r.armed || l.r.unacked > 0 || l.life.load() >= linkPeerGone || l.r.rx.Unconsumed() {
 		moved, _ = l.serveHotLocked(app, -1)
 	}
 	l.rxMu.Unlock()
@@ -86,7 +101,7 @@ func (l *link) serveHot(app bool, armAfter int) (moved, hot bool) {
 
 // serveHotLocked is serveHot with rxMu held.
 func (l *link) serveHotLocked(app bool, armAfter int) (moved, hot bool) {
-	if l.rxEnded || l.rxStop {
+	if l.r.stopped || l.life.load() == linkDetached {
 		return false, false
 	}
 	// An application's poll leaves an armed link armed while another
@@ -96,14 +111,14 @@ func (l *link) serveHotLocked(app bool, armAfter int) (moved, hot bool) {
 	// Read waits in Notify and a Write polls (ndnet). The peer then rings
 	// for records the poll may already have taken: the progress goroutine
 	// finds the ring empty, as after any early ring.
-	if l.armed && !(app && l.t.progress.handoff.Watched()) {
-		l.rx.Disarm()
-		l.armed = false
+	if l.r.armed && !(app && l.t.progress.handoff.Watched()) {
+		l.r.rx.Disarm()
+		l.r.armed = false
 		l.t.progress.disarmed()
 	}
 	// The peer published everything it will before the hang-up was seen:
 	// once the ring is empty after that, the connection ends.
-	gone := l.peerGone.Load()
+	gone := l.life.load() == linkPeerGone
 	n, ok := l.consumeLocked(l.ep.Load(), app)
 	if !ok {
 		return n > 0, false
@@ -113,7 +128,7 @@ func (l *link) serveHotLocked(app bool, armAfter int) (moved, hot bool) {
 		return true, true
 	}
 	if gone {
-		l.rxStop = true
+		l.r.stopped = true
 		l.shutdown(nd.ErrCanceled, true)
 		return false, false
 	}
@@ -135,10 +150,11 @@ func (l *link) armRx() bool {
 		return false
 	}
 	defer l.rxMu.Unlock()
-	if l.rxEnded || l.rxStop {
+	s := l.life.load()
+	if l.r.stopped || s == linkDetached {
 		return true
 	}
-	if l.peerGone.Load() {
+	if s == linkPeerGone {
 		return false
 	}
 	return l.armLocked()
@@ -149,14 +165,14 @@ func (l *link) armRx() bool {
 // reports false, disarmed, when a record is there already. rxMu held.
 func (l *link) armLocked() bool {
 	l.flushAck()
-	if l.armed {
+	if l.r.armed {
 		return true
 	}
-	if l.rx.Arm() {
-		l.rx.Disarm()
+	if l.r.rx.Arm() {
+		l.r.rx.Disarm()
 		return false
 	}
-	l.armed = true
+	l.r.armed = true
 	return true
 }
 
@@ -171,12 +187,12 @@ func (l *link) armLocked() bool {
 // armed, or from the progress goroutine when the application stops
 // polling.
 func (l *link) consumeLocked(ep *engine.Endpoint, app bool) (int, bool) {
-	if l.rxEnded || l.rxStop {
+	if l.r.stopped || l.life.load() == linkDetached {
 		return 0, false
 	}
 	n, ok := l.consumeRecordsLocked(ep, app)
-	if n > 0 && !l.rxSeen.Load() {
-		l.rxSeen.Store(true)
+	if n > 0 && !l.dog.rxSeen.Load() {
+		l.dog.rxSeen.Store(true)
 	}
 	return n, ok
 }
@@ -189,29 +205,29 @@ func (l *link) consumeLocked(ep *engine.Endpoint, app bool) (int, bool) {
 func (l *link) consumeRecordsLocked(ep *engine.Endpoint, app bool) (int, bool) {
 	n := 0
 	for n < recordsPerPass {
-		rec, ok, err := l.rx.Next()
+		rec, ok, err := l.r.rx.Next()
 		if err != nil {
-			l.rxStop = true
+			l.r.stopped = true
 			l.shutdown(nd.ErrConnectionAborted, true)
 			return n, false
 		}
 		if !ok {
-			l.rx.Publish() // a pad record skipped
+			l.r.rx.Publish() // a pad record skipped
 			if !app || l.r.prompt {
 				l.flushAck()
 			}
 			return n, true
 		}
-		if l.closed.Load() {
-			l.rxStop = true
+		if l.life.ended() {
+			l.r.stopped = true
 			return n, false
 		}
 		n++
 		if !l.handle(ep, rec) {
-			l.rxStop = true
+			l.r.stopped = true
 			return n, false
 		}
-		l.rx.Publish()
+		l.r.rx.Publish()
 		if l.r.unacked >= ackEvery || l.r.rvBytes >= ackBytes {
 			l.flushAck()
 		}
@@ -269,19 +285,19 @@ func (l *link) refuse(msg uint64, st nd.Status) bool {
 func (l *link) protectReadResponses(mem []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.readResps == 0 || l.closing || len(mem) == 0 {
+	if l.out.readResps == 0 || l.life.ended() || len(mem) == 0 {
 		return
 	}
 	l.runJobsLocked()
-	if l.txErr != nil {
+	if l.out.txErr != nil {
 		l.kickLocked() // the writer ends the link
 		return
 	}
-	if l.readResps == 0 {
+	if l.out.readResps == 0 {
 		return
 	}
-	for i := l.jobHead; i < len(l.jobs); i++ {
-		j := &l.jobs[i]
+	for i := l.out.jobHead; i < len(l.out.jobs); i++ {
+		j := &l.out.jobs[i]
 		if j.kind != jobReadResp || j.snap || !overlaps(j.src[j.off:], mem) {
 			continue
 		}
@@ -289,7 +305,7 @@ func (l *link) protectReadResponses(mem []byte) {
 		copy(b, j.src[j.off:])
 		j.addr += uint64(j.off)
 		j.src, j.off, j.snap = b, 0, true
-		l.snapshots++
+		l.out.snapshots++
 	}
 }
 
@@ -304,12 +320,12 @@ func overlaps(a, b []byte) bool {
 
 // snapBufLocked returns an n-byte snapshot buffer, reusing a free one.
 func (l *link) snapBufLocked(n int) []byte {
-	for i, b := range l.snapFree {
+	for i, b := range l.out.snapFree {
 		if cap(b) >= n {
-			last := len(l.snapFree) - 1
-			l.snapFree[i], l.snapFree[last] = l.snapFree[last], nil
-			l.snapFree = l.snapFree[:last]
-			l.snapKept -= cap(b)
+			last := len(l.out.snapFree) - 1
+			l.out.snapFree[i], l.out.snapFree[last] = l.out.snapFree[last], nil
+			l.out.snapFree = l.out.snapFree[:last]
+			l.out.snapKept -= cap(b)
 			return b[:n]
 		}
 	}
@@ -318,11 +334,11 @@ func (l *link) snapBufLocked(n int) []byte {
 
 // putSnapLocked takes back a snapshot buffer the writer is done with.
 func (l *link) putSnapLocked(b []byte) {
-	if l.snapKept+cap(b) > maxSnapKept*l.t.p.cfg.RingSize {
+	if l.out.snapKept+cap(b) > maxSnapKept*l.t.p.cfg.RingSize {
 		return
 	}
-	l.snapFree = append(l.snapFree, b[:0])
-	l.snapKept += cap(b)
+	l.out.snapFree = append(l.out.snapFree, b[:0])
+	l.out.snapKept += cap(b)
 }
 
 // handle processes one record; false ends the reader.
@@ -394,7 +410,7 @@ func (l *link) handle(ep *engine.Endpoint, rec shmring.Record) bool {
 				// reported after the check above lets no byte move.
 				var err error
 				if ep.AccessWith(token, addr, length, write, func(mem []byte) {
-					err = pvmCopy(l.pid, mem, iovs, !write, &l.r.liov)
+					err = pvmCopy(l.peer.pid, mem, iovs, !write, &l.r.liov)
 				}) != engine.FaultNone {
 					return l.refuse(msg, nd.ErrAccessViolation)
 				}
@@ -414,14 +430,14 @@ func (l *link) handle(ep *engine.Endpoint, rec shmring.Record) bool {
 			// peer's engine keeps at most its ORD Reads outstanding, and
 			// each stays so until the Ack that follows its response.
 			l.mu.Lock()
-			if length > 0 && !l.closing {
-				if l.maxResps >= 0 && l.readResps >= l.maxResps {
+			if length > 0 && !l.life.ended() {
+				if l.out.maxResps >= 0 && l.out.readResps >= l.out.maxResps {
 					l.mu.Unlock()
 					return l.protocolError()
 				}
 				j := l.addJobLocked(jobReadResp)
 				j.msg, j.src, j.token, j.addr = msg, mem, token, addr
-				l.readResps++
+				l.out.readResps++
 				l.kickLocked()
 			}
 			l.mu.Unlock()
@@ -626,8 +642,8 @@ func (l *link) completeSend(ep *engine.Endpoint) bool {
 func (l *link) readData(msg uint64, data []byte) bool {
 	l.mu.Lock()
 	var e *sent
-	for i := range l.unconf.Len() {
-		if x := l.unconf.At(i); x.msg == msg {
+	for i := range l.out.unconf.Len() {
+		if x := l.out.unconf.At(i); x.msg == msg {
 			e = x
 			break
 		}
@@ -648,18 +664,18 @@ func (l *link) readData(msg uint64, data []byte) bool {
 // ack completes every outbound request up to upTo.
 func (l *link) ack(ep *engine.Endpoint, upTo uint64) bool {
 	l.mu.Lock()
-	if upTo > l.nextMsg {
+	if upTo > l.out.nextMsg {
 		l.mu.Unlock()
 		return l.protocolError()
 	}
 	done := l.r.done[:0]
-	for l.unconf.Len() > 0 && l.unconf.At(0).msg <= upTo {
-		e := l.unconf.At(0)
-		if e.wr.Op == engine.OpRead && !l.pvmOut && e.placed != e.wr.Length {
+	for l.out.unconf.Len() > 0 && l.out.unconf.At(0).msg <= upTo {
+		e := l.out.unconf.At(0)
+		if e.wr.Op == engine.OpRead && !l.out.pvmOut && e.placed != e.wr.Length {
 			l.mu.Unlock()
 			return l.protocolError()
 		}
-		done = append(done, l.unconf.Pop())
+		done = append(done, l.out.unconf.Pop())
 	}
 	l.mu.Unlock()
 	for _, e := range done {
@@ -683,9 +699,9 @@ func (l *link) term(ep *engine.Endpoint, msg uint64, st nd.Status) bool {
 	}
 	l.mu.Lock()
 	var e sent
-	found := l.unconf.Len() > 0 && l.unconf.At(0).msg == msg
+	found := l.out.unconf.Len() > 0 && l.out.unconf.At(0).msg == msg
 	if found {
-		e = l.unconf.Pop()
+		e = l.out.unconf.Pop()
 	}
 	l.mu.Unlock()
 	if !found {
@@ -786,7 +802,7 @@ func (h *pullHelper) run() {
 // returns only once neither copies into sgl any more.
 func (l *link) pull(sgl []nd.SGE, total int, remote []remoteIovec) error {
 	if total < splitMin {
-		return pvmPull(l.pid, sgl, 0, total, remote, &l.r.liovs)
+		return pvmPull(l.peer.pid, sgl, 0, total, remote, &l.r.liovs)
 	}
 	sp := &l.r.split
 	if sp.done == nil {
@@ -799,14 +815,14 @@ func (l *link) pull(sgl []nd.SGE, total int, remote []remoteIovec) error {
 	sp.seq++
 	sp.claim.Store(sp.seq * 4)
 	select {
-	case h.req <- pullJob{split: sp, seq: sp.seq, pid: l.pid, sgl: sgl, off: mine, n: theirs, remote: second}:
+	case h.req <- pullJob{split: sp, seq: sp.seq, pid: l.peer.pid, sgl: sgl, off: mine, n: theirs, remote: second}:
 	default: // the helper has another job waiting: it will not get to this one
 	}
-	err := pvmPull(l.pid, sgl, 0, mine, first, &l.r.liovs)
+	err := pvmPull(l.peer.pid, sgl, 0, mine, first, &l.r.liovs)
 	var herr error
 	if sp.claim.CompareAndSwap(sp.seq*4, sp.seq*4+2) {
 		// Not started: copy it here (the helper will skip it).
-		herr = pvmPull(l.pid, sgl, mine, theirs, second, &l.r.liovs)
+		herr = pvmPull(l.peer.pid, sgl, mine, theirs, second, &l.r.liovs)
 		sp.share = max(sp.share-shareStep, shareMin)
 	} else {
 		select {

@@ -116,23 +116,23 @@ func (l *link) Transmit(wr *engine.WorkRequest) (bool, nd.Status) {
 		}
 	}
 	l.mu.Lock()
-	if l.closing {
+	if l.life.ended() {
 		l.mu.Unlock()
 		return true, nd.ErrCanceled
 	}
-	l.nextMsg++
-	msg := l.nextMsg
-	l.unconf.Push(sent{wr: wr, seq: wr.Seq, msg: msg})
-	l.txQuiet = false
-	rv := l.rvOut && l.rendezvous(wr)
+	l.out.nextMsg++
+	msg := l.out.nextMsg
+	l.out.unconf.Push(sent{wr: wr, seq: wr.Seq, msg: msg})
+	l.post.quiet = false
+	rv := l.out.rvOut && l.rendezvous(wr)
 	// A silent Send goes quiet (the peer may hold its Ack back, and the
 	// request its queue entry) unless it fills the endpoint's outbound
 	// queue: then the peer acknowledges it, and every request before it,
 	// as it handles it, so that a side answering with silent Sends gets
 	// its entries back in time for its next Send.
-	quiet := wr.Flags&nd.FlagSilentSuccess != 0 && l.unconf.Len() < l.sendDepth
+	quiet := wr.Flags&nd.FlagSilentSuccess != 0 && l.out.unconf.Len() < l.out.sendDepth
 	j := l.addJobLocked(jobWR)
-	j.wr, j.msg, j.pvm, j.rv, j.quiet = wr, msg, l.pvmOut, rv, quiet
+	j.wr, j.msg, j.pvm, j.rv, j.quiet = wr, msg, l.out.pvmOut, rv, quiet
 	l.kickLocked()
 	l.mu.Unlock()
 	return false, nd.Success
@@ -144,8 +144,8 @@ func (l *link) Transmit(wr *engine.WorkRequest) (bool, nd.Status) {
 // which the processor cannot forward from them (a stall on every post;
 // see engine.WorkRequest.reset).
 func (l *link) addJobLocked(kind jobKind) *job {
-	l.jobs = append(l.jobs, job{})
-	j := &l.jobs[len(l.jobs)-1]
+	l.out.jobs = append(l.out.jobs, job{})
+	j := &l.out.jobs[len(l.out.jobs)-1]
 	j.kind = kind
 	return j
 }
@@ -164,12 +164,12 @@ func (l *link) rendezvous(wr *engine.WorkRequest) bool {
 // writer goroutine has them, and starts the writer for the rest: it runs
 // only while jobs wait for room.
 func (l *link) kickLocked() {
-	if l.writing || l.closing {
+	if l.out.writing || l.life.ended() {
 		return
 	}
 	l.runJobsLocked()
-	if len(l.jobs) > l.jobHead || l.txErr != nil {
-		l.writing = true
+	if len(l.out.jobs) > l.out.jobHead || l.out.txErr != nil {
+		l.out.writing = true
 		l.wg.Add(1)
 		go l.writer() // the method value made once (newLink): no allocation
 		if !l.t.progress.woke.Load() {
@@ -183,26 +183,26 @@ func (l *link) kickLocked() {
 // ring is full).
 func (l *link) runJobsLocked() int {
 	need := 0
-	for l.jobHead < len(l.jobs) && l.txErr == nil {
-		j := &l.jobs[l.jobHead]
+	for l.out.jobHead < len(l.out.jobs) && l.out.txErr == nil {
+		j := &l.out.jobs[l.out.jobHead]
 		done, n := l.encode(j)
 		if !done {
 			need = n
 			break
 		}
 		if j.kind == jobReadResp {
-			l.readResps--
+			l.out.readResps--
 			if j.snap {
 				l.putSnapLocked(j.src)
 			}
 		}
 		*j = job{}
-		l.jobHead++
+		l.out.jobHead++
 	}
-	if l.jobHead == len(l.jobs) {
-		l.jobs, l.jobHead = l.jobs[:0], 0
+	if l.out.jobHead == len(l.out.jobs) {
+		l.out.jobs, l.out.jobHead = l.out.jobs[:0], 0
 	}
-	l.tx.Publish()
+	l.out.tx.Publish()
 	return need
 }
 
@@ -219,7 +219,7 @@ func (l *link) encodeTerm(msg uint64, st nd.Status) (bool, int) {
 	}
 	putU64(b, msg)
 	putU32(b[8:], uint32(st))
-	l.txErr = errTerminated
+	l.out.txErr = errTerminated
 	return true, 0
 }
 
@@ -245,9 +245,9 @@ func (l *link) readPiece(j *job, dst []byte) bool {
 
 // reserve appends a record; nil when the ring is full (or broken: txErr).
 func (l *link) reserve(typ, aux uint16, n int) []byte {
-	b, err := l.tx.Reserve(typ, aux, n)
+	b, err := l.out.tx.Reserve(typ, aux, n)
 	if err != nil {
-		l.txErr = err
+		l.out.txErr = err
 		return nil
 	}
 	return b
@@ -256,7 +256,7 @@ func (l *link) reserve(typ, aux uint16, n int) []byte {
 // encode writes as much of j as fits. It returns done, or the payload size
 // of the record it could not place.
 func (l *link) encode(j *job) (bool, int) {
-	maxData := l.tx.MaxPayload() - sendHeader
+	maxData := l.out.tx.MaxPayload() - sendHeader
 	switch j.kind {
 	case jobAck:
 		b := l.reserve(recAck, 0, 8)
@@ -280,8 +280,8 @@ func (l *link) encode(j *job) (bool, int) {
 				// record goes back, and a Terminate in its place (it
 				// needs no more room) fails the peer's Read; the link
 				// ends.
-				l.tx.Unreserve()
-				l.endStatus, l.endNotify = nd.ErrCanceled, true
+				l.out.tx.Unreserve()
+				l.out.endStatus, l.out.endNotify = nd.ErrCanceled, true
 				return l.encodeTerm(j.msg, nd.ErrAccessViolation)
 			}
 			j.off += n
@@ -396,7 +396,7 @@ func (l *link) encodeRendezvous(j *job) (bool, int) {
 			if ok {
 				typ, entry = recSendRVSeg, segIovSize
 			}
-			l.rvSegs[k] = segRef{id: id, off: off}
+			l.out.rvSegs[k] = segRef{id: id, off: off}
 			k++
 		}
 	}
@@ -422,15 +422,15 @@ func (l *link) encodeRendezvous(j *job) (bool, int) {
 			putU64(p, addrOf(buf))
 			putU64(p[8:], uint64(len(buf)))
 			if entry == segIovSize {
-				putU32(p[16:], l.rvSegs[k].id)
+				putU32(p[16:], l.out.rvSegs[k].id)
 				putU32(p[20:], 0)
-				putU64(p[24:], l.rvSegs[k].off)
+				putU64(p[24:], l.out.rvSegs[k].off)
 			}
 			p = p[entry:]
 			k++
 		}
 	}
-	l.rvLastMsg, l.rvLastEnd = j.msg, l.tx.Reserved()
+	l.out.rvLastMsg, l.out.rvLastEnd = j.msg, l.out.tx.Reserved()
 	l.t.rvSent.Add(1)
 	return true, 0
 }
@@ -476,29 +476,29 @@ func (l *link) writeLoop() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for {
-		if l.closing {
-			l.writing = false
+		if l.life.ended() {
+			l.out.writing = false
 			return
 		}
 		need := l.runJobsLocked()
-		if l.txErr != nil {
+		if l.out.txErr != nil {
 			st, notify := nd.ErrConnectionAborted, true // the ring broke
-			if l.txErr == errTerminated {
-				st, notify = l.endStatus, l.endNotify
+			if l.out.txErr == errTerminated {
+				st, notify = l.out.endStatus, l.out.endNotify
 			}
-			l.writing = false
+			l.out.writing = false
 			l.mu.Unlock()
 			l.shutdown(st, notify)
 			l.mu.Lock()
 			return
 		}
-		if l.jobHead == len(l.jobs) {
-			l.writing = false
+		if l.out.jobHead == len(l.out.jobs) {
+			l.out.writing = false
 			return
 		}
-		ok, err := l.tx.ArmRoom(need)
+		ok, err := l.out.tx.ArmRoom(need)
 		if err != nil {
-			l.txErr = err
+			l.out.txErr = err
 			continue
 		}
 		if ok {
@@ -507,9 +507,9 @@ func (l *link) writeLoop() {
 		l.mu.Unlock()
 		werr := l.txRoom.Wait()
 		l.mu.Lock()
-		l.tx.Disarm()
+		l.out.tx.Disarm()
 		if werr != nil {
-			l.writing = false
+			l.out.writing = false
 			return
 		}
 	}
@@ -518,11 +518,11 @@ func (l *link) writeLoop() {
 // queueAckLocked acknowledges every inbound message up to upTo, after the
 // jobs already queued (a Read response through the ring).
 func (l *link) queueAckLocked(upTo uint64) {
-	if l.closing {
+	if l.life.ended() {
 		return
 	}
-	if n := len(l.jobs); n > l.jobHead && l.jobs[n-1].kind == jobAck && n-1 > l.jobHead {
-		l.jobs[n-1].msg = upTo
+	if n := len(l.out.jobs); n > l.out.jobHead && l.out.jobs[n-1].kind == jobAck && n-1 > l.out.jobHead {
+		l.out.jobs[n-1].msg = upTo
 		return
 	}
 	l.addJobLocked(jobAck).msg = upTo
