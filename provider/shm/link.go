@@ -70,7 +70,7 @@ type link struct {
 	// The inbound ring is consumed by whoever holds rxMu: a poller of the
 	// provider's readiness set, and cleanup once the link left it.
 	rxMu sync.Mutex
-	r    readerState
+	r    inbound
 
 	set setPlace // the readiness set's, under progress.mu
 }
@@ -312,10 +312,6 @@ func (l *link) startWatcher() {
 	go l.watch()
 }
 
-// testHookWatch, if set, is called by every watcher before it reads a
-// setup message.
-var testHookWatch atomic.Pointer[func(*link)]
-
 // watch reads setup messages until the socket hangs up, then lets the
 // reader drain the ring and end the connection.
 func (l *link) watch() {
@@ -535,10 +531,6 @@ func (l *link) cleanup() {
 	l.releaseSys()
 }
 
-// testHookWatchdog, if set, is called when a watchdog looks, before it
-// looks.
-var testHookWatchdog atomic.Pointer[func()]
-
 // armWatchdogLocked checks, every ResponseTimeout, that requests waiting
 // for the peer see it make progress; a peer that stopped without dying
 // ends the connection with ErrIOTimeout. A connection ends only after two
@@ -570,7 +562,3 @@ func (l *link) armWatchdogLocked() {
 		l.shutdown(nd.ErrIOTimeout, true)
 	})
 }
-
-// testHookUnread, if set, is called when cleanup starts waiting for the
-// peer to be done with Sends by rendezvous.
-var testHookUnread atomic.Pointer[func(*link)]

@@ -10,10 +10,10 @@ import (
 	"github.com/godirect/nd/internal/shmring"
 )
 
-// readerState is the inbound side, owned by whoever holds link.rxMu: a
+// inbound is the receiving side, owned by whoever holds link.rxMu: a
 // poller of the readiness set, or cleanup after the link left it. It
 // holds the ring and what its consumer keeps between records.
-type readerState struct {
+type inbound struct {
 	rx *shmring.Consumer
 	// stopped: the reader handled a record that ended the link (or
 	// queued its Terminate), or the ring broke; it consumes no more.
@@ -51,11 +51,6 @@ type readerState struct {
 	done    []sent               // acknowledged requests, to complete outside mu
 	split   pullSplit            // the split pulls' state (the provider's helper)
 }
-
-// testHookReader, if set, is called by every poller before it consumes a
-// link's ring; true leaves the ring alone this time (tests stop a target's
-// consumer with it).
-var testHookReader atomic.Pointer[func(*link) bool]
 
 // lockRx takes rxMu for a poller of l's ring. It reports false, and leaves
 // the ring alone, when another poller holds it or testHookReader keeps
@@ -760,8 +755,7 @@ func (l *link) term(ep *engine.Endpoint, msg uint64, st nd.Status) bool {
 // provider's pull helper goroutine, each copying its part with
 // process_vm_readv at once, on two cores: one core's process_vm_readv (it
 // pins and copies page by page) runs well below what the memory allows.
-// The helper may be slow to wake (tens of µs on a busy two-core VM), or
-// busy with another link's pull, so the poller never waits for a helper
+// The helper may be slow to wake, or busy with another link's pull, so the poller never waits for a helper
 // that has not started: once done with its own part, it takes the
 // helper's part back and copies it too if the helper has not claimed it
 // yet. And the helper's share adapts per link: after each split pull, a
