@@ -77,7 +77,9 @@ type link struct {
 
 // peerInfo is what the setup learned of the peer: its process, the probe
 // this side reads to test whether it can reach the peer's memory, and the
-// peer's window table in the segment. Fixed before the link is shared.
+// peer's window table in the segment. Written during the setup (the
+// active side's probe by the watcher at the accept message, before it
+// reports Accepted), read only after.
 type peerInfo struct {
 	pid       peerProc
 	probe     [16]byte
@@ -313,7 +315,7 @@ func (l *link) startWatcher() {
 }
 
 // watch reads setup messages until the socket hangs up, then lets the
-// reader drain the ring and end the connection.
+// reader drain the ring and end the connection (hungUp).
 func (l *link) watch() {
 	defer l.wg.Done()
 	buf := make([]byte, maxMessage+maxTrailer)
@@ -331,62 +333,82 @@ func (l *link) watch() {
 		if err != nil {
 			break
 		}
-		if msg[0] == msgSegment {
-			if !l.takeSegment(msg, fds) {
-				l.shutdown(nd.ErrConnectionAborted, true)
-				return
-			}
-			continue
-		}
-		closeAll(fds)
-		l.mu.Lock()
-		events := l.events
-		l.mu.Unlock()
-		switch {
-		case msg[0] == msgAccept && l.active:
-			r, err := parseReply(msg)
-			if err != nil {
-				l.shutdown(nd.ErrConnectionAborted, true)
-				return
-			}
-			l.mu.Lock()
-			l.out.pvmOut = r.caps&capRDMA != 0 && l.t.p.cfg.OneSided == OneSidedAuto
-			l.out.rvOut = r.caps&capSend != 0 && l.rvMin > 0
-			l.out.maxResps = r.ord // the passive side's negotiated ORD
-			l.mu.Unlock()
-			l.peer.probe, l.peer.probeAddr = r.probe, r.probeAddr
-			events.Accepted(r.ird, r.ord, r.pd)
-		case msg[0] == msgReady && !l.active && len(msg) == 2:
-			l.mu.Lock()
-			l.out.pvmOut = msg[1]&capRDMA != 0 && l.t.p.cfg.OneSided == OneSidedAuto
-			l.out.rvOut = msg[1]&capSend != 0 && l.rvMin > 0
-			l.mu.Unlock()
-			events.Ready()
-		case msg[0] == msgShort && l.active && len(msg) == 2:
-			// The passive side lacks descriptors or memory for us.
-			l.shutdown(nd.ErrInsufficientResources, true)
-			return
-		case msg[0] == msgReject:
-			pd, err := parseReject(msg)
-			if err != nil {
-				l.shutdown(nd.ErrConnectionAborted, true)
-				return
-			}
-			events.Rejected(pd)
-			l.shutdown(nd.ErrConnectionRefused, false)
-			return
-		default:
-			l.shutdown(nd.ErrConnectionAborted, true)
+		if !l.setupMessage(msg, fds) {
 			return
 		}
 	}
+	l.hungUp()
+}
+
+// setupMessage handles one message of the socket, with the descriptors
+// passed with it: an AllocateMemory segment, or a step of the setup
+// (accept, ready, short, reject). It reports false when the link ended.
+func (l *link) setupMessage(msg []byte, fds []osHandle) bool {
+	if msg[0] == msgSegment {
+		if !l.takeSegment(msg, fds) {
+			l.shutdown(nd.ErrConnectionAborted, true)
+			return false
+		}
+		return true
+	}
+	closeAll(fds)
+	l.mu.Lock()
+	events := l.events
+	l.mu.Unlock()
+	switch {
+	case msg[0] == msgAccept && l.active:
+		r, err := parseReply(msg)
+		if err != nil {
+			break
+		}
+		l.peerAnnounced(r.caps, r.ord)
+		l.peer.probe, l.peer.probeAddr = r.probe, r.probeAddr
+		events.Accepted(r.ird, r.ord, r.pd)
+		return true
+	case msg[0] == msgReady && !l.active && len(msg) == 2:
+		l.peerAnnounced(msg[1], -1)
+		events.Ready()
+		return true
+	case msg[0] == msgShort && l.active && len(msg) == 2:
+		// The passive side lacks descriptors or memory for us.
+		l.shutdown(nd.ErrInsufficientResources, true)
+		return false
+	case msg[0] == msgReject:
+		pd, err := parseReject(msg)
+		if err != nil {
+			break
+		}
+		events.Rejected(pd)
+		l.shutdown(nd.ErrConnectionRefused, false)
+		return false
+	}
+	l.shutdown(nd.ErrConnectionAborted, true)
+	return false
+}
+
+// peerAnnounced records the capabilities the peer announced (capRDMA,
+// capSend) and, when ord is not negative, the passive side's negotiated
+// ORD.
+func (l *link) peerAnnounced(caps byte, ord int) {
+	l.mu.Lock()
+	l.out.pvmOut = caps&capRDMA != 0 && l.t.p.cfg.OneSided == OneSidedAuto
+	l.out.rvOut = caps&capSend != 0 && l.rvMin > 0
+	if ord >= 0 {
+		l.out.maxResps = ord
+	}
+	l.mu.Unlock()
+}
+
+// hungUp handles the socket's end: after Attach the readiness set
+// delivers what the peer published before it went (a Terminate record
+// among it), then ends the connection; during the setup the connection
+// ends at once.
+func (l *link) hungUp() {
 	l.mu.Lock()
 	gone := l.life.to(linkPeerGone)
 	inSetup := l.life.load() == linkSetup
 	l.mu.Unlock()
 	if gone {
-		// The readiness set delivers what the peer published before it
-		// went (a Terminate record among it), then ends the connection.
 		l.t.progress.kick(l)
 		return
 	}
