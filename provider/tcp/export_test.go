@@ -44,12 +44,13 @@ type LinkInfo struct {
 func WatchLinks(t interface{ Cleanup(func()) }) func() []LinkInfo {
 	var mu sync.Mutex
 	var links []*link
-	testLinkMade = func(l *link) {
+	made := func(l *link) {
 		mu.Lock()
 		links = append(links, l)
 		mu.Unlock()
 	}
-	t.Cleanup(func() { testLinkMade = nil })
+	testLinkMade.Store(&made)
+	t.Cleanup(func() { testLinkMade.Store(nil) })
 	return func() []LinkInfo {
 		mu.Lock()
 		defer mu.Unlock()

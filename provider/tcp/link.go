@@ -173,12 +173,13 @@ type sentEntry struct {
 }
 
 // Test seams, set by tests before the links they concern are made:
-// testLinkMade sees every link made; testKeepFirstBuffer keeps every
+// testLinkMade sees every link made (atomic: a link of an earlier test's
+// provider may still be made while a test sets it); testKeepFirstBuffer keeps every
 // reader's first buffer (the direct reads of long payloads);
 // testWriterStarts runs on each writer goroutine before its first batch;
 // testBatchTaken runs when a send took its batch of jobs (tx.go).
 var (
-	testLinkMade        func(*link)
+	testLinkMade        atomic.Pointer[func(*link)]
 	testKeepFirstBuffer bool
 	testWriterStarts    func(*link)
 	testBatchTaken      atomic.Pointer[func(l *link, inline bool)]
@@ -190,8 +191,8 @@ func newLink(t *transport, c *net.TCPConn, active bool) *link {
 	l.sock = newSocket(c)
 	l.br = newRxBuffer(l.sock, rxBufferSize)
 	l.rxGrows = bulkBufferSuits(c) && !testKeepFirstBuffer
-	if testLinkMade != nil {
-		testLinkMade(l)
+	if f := testLinkMade.Load(); f != nil {
+		(*f)(l)
 	}
 	l.snd = newSender(l)
 	l.deferTimer = time.AfterFunc(time.Hour, l.deferExpired)
