@@ -199,10 +199,10 @@ func TestRingCrossTraffic(t *testing.T) {
 		}
 	}
 	a.mu.Lock()
-	sa := a.out.snapshots
+	sa := a.snapshots
 	a.mu.Unlock()
 	ps.mu.Lock()
-	sp := ps.out.snapshots
+	sp := ps.snapshots
 	ps.mu.Unlock()
 	t.Logf("Read responses copied aside before a later Write: %d (active), %d (passive)", sa, sp)
 	if sa+sp == 0 {

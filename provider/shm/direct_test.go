@@ -197,8 +197,8 @@ func TestDirectPathWithoutTarget(t *testing.T) {
 			r := newDirectRig(t, m.alloc, size)
 			c, pr, desc, pbuf, abuf, amr, a, ps := r.c, r.pr, r.desc, r.pbuf, r.abuf, r.amr, r.a, r.ps
 			c.stopped.Store(true)
-			ps.dog.rxSeen.Store(false)
-			d0 := a.post.directOps
+			ps.rxSeen.Store(false)
+			d0 := a.directOps
 			sgl := []nd.SGE{{Buffer: abuf, Region: amr}}
 			var res nd.Result
 			for i := range 50 {
@@ -225,13 +225,13 @@ func TestDirectPathWithoutTarget(t *testing.T) {
 					t.Fatalf("Read %d did not bring the bytes", i)
 				}
 			}
-			if ps.dog.rxSeen.Load() {
+			if ps.rxSeen.Load() {
 				t.Fatal("the target handled records during the one-sided transfers")
 			}
-			if n := a.post.directOps - d0; n != 100 {
+			if n := a.directOps - d0; n != 100 {
 				t.Fatalf("%d of 100 Reads and Writes took the direct path", n)
 			}
-			if m.alloc && a.post.segOps == 0 {
+			if m.alloc && a.segOps == 0 {
 				t.Fatal("no copy went through the mapped AllocateMemory segment")
 			}
 			c.resume()
@@ -345,17 +345,17 @@ func invalidateRound(t *testing.T, alloc, ring bool) {
 	if ring {
 		return
 	}
-	if a.post.directOps == 0 {
+	if a.directOps == 0 {
 		t.Fatal("no Write took the direct path")
 	}
 }
 
 // segs lists the peer segments mapped on l.
 func (l *link) segs() []uint32 {
-	l.maps.peerMu.RLock()
-	defer l.maps.peerMu.RUnlock()
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
 	var ids []uint32
-	for id := range l.maps.peer {
+	for id := range l.peerSegs {
 		ids = append(ids, id)
 	}
 	return ids
@@ -415,7 +415,7 @@ func TestSegmentPulledByInitiator(t *testing.T) {
 	if !bytes.Equal(pbuf, abuf) {
 		t.Fatal("the Write did not place the bytes")
 	}
-	if n := a.post.segOps; n != 1 {
+	if n := a.segOps; n != 1 {
 		t.Fatalf("%d copies went through the mapped segment, want 1", n)
 	}
 	if got := a.segs(); len(got) != 1 {
@@ -608,7 +608,7 @@ func TestDirectWritesWaitForTheRing(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.hold(t, ps)
-			d0 := a.post.directOps
+			d0 := a.directOps
 			if err := ep.Send(&send, []nd.SGE{{Buffer: []byte("first")}}, 0); err != nil {
 				t.Fatal(err)
 			}
@@ -618,7 +618,7 @@ func TestDirectWritesWaitForTheRing(t *testing.T) {
 			if err := ep.Write(&write, sgl, desc, 0, 0); err != nil {
 				t.Fatal(err)
 			}
-			if n := a.post.directOps - d0; n != 0 || pbuf[0] != 3 || pbuf[size-1] != 3 {
+			if n := a.directOps - d0; n != 0 || pbuf[0] != 3 || pbuf[size-1] != 3 {
 				t.Fatalf("the Write after an unhandled Send was copied directly (%d direct copies; target bytes %#x..%#x, want 0x3)", n, pbuf[0], pbuf[size-1])
 			}
 			c.resume()
@@ -678,8 +678,8 @@ func TestDirectCopiesEndBeforeTeardown(t *testing.T) {
 			if err != nd.ErrInvalidHandle && err != nd.ErrCanceled {
 				t.Fatalf("after %d Writes and Close: %v, want ND_INVALID_HANDLE (the post after Close) or ND_CANCELED (a Write Close flushed)", wrote.Load(), err)
 			}
-			if a.post.directOps < uint64(wrote.Load()) {
-				t.Fatalf("%d Writes completed, %d direct copies", wrote.Load(), a.post.directOps)
+			if a.directOps < uint64(wrote.Load()) {
+				t.Fatalf("%d Writes completed, %d direct copies", wrote.Load(), a.directOps)
 			}
 		})
 	}

@@ -51,8 +51,6 @@ package shm
 // goroutine; a link's records are handled under its rxMu (rx.go) and
 // written by the posting goroutine or, when the ring is full, the link's
 // writer (tx.go); a watcher goroutine per link reads its setup socket.
-// Lock order: progress.mu, then a link's rxMu (its inbound part), then the
-// link's mu (its outbound part and the lifecycle's changes), then the
-// engine's locks; link.sock's sendMu and rxMu, link.maps' peerMu and
-// sharedMu, pubTable.mu, progress.helperMu and progress.wakeMu are leaves.
-// The lifecycle (state.go) is read without a lock.
+// Lock order: progress.mu, then a link's rxMu, then the link's mu, then
+// the engine's locks; link.sendMu, sockRx, segMu, sharedMu, pubTable.mu,
+// progress.helperMu and progress.wakeMu are leaves.

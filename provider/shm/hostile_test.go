@@ -68,7 +68,7 @@ func dialFakeProbe(t *testing.T, p *Provider, addr netip.Addr, port uint16, with
 	if withProbe {
 		req.probeAddr, req.probe = probeAddr(), *probe
 	}
-	l := &link{sock: sockState{conn: c}, t: tr}
+	l := &link{conn: c, t: tr}
 	if err := l.send(fakeRequestBody(&req, local), fds); err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func TestHostileTable(t *testing.T) {
 			if !ok {
 				t.Fatal("allocationOf")
 			}
-			fl := &link{sock: sockState{conn: f.conn}, t: p.t}
+			fl := &link{conn: f.conn, t: p.t}
 			if err := fl.sendSegment(id, size, fd); err != nil {
 				t.Fatal(err)
 			}
@@ -370,7 +370,7 @@ func TestHostileTable(t *testing.T) {
 			c.mu.Lock()
 			l := c.passive
 			c.mu.Unlock()
-			if l == nil || l.post.segOps == 0 {
+			if l == nil || l.segOps == 0 {
 				t.Error("no request copied through the peer's segment")
 			}
 			if err := fl.sendSegment(id+1, 4096, bad); err != nil {
@@ -839,7 +839,7 @@ func TestPullSplit(t *testing.T) {
 		src[i] = byte(i*7 + i>>11)
 	}
 	cfg := DefaultConfig()
-	l := &link{peer: peerInfo{pid: selfPeer(t)}, done: make(chan struct{}), t: &transport{progress: newProgress(&cfg)}}
+	l := &link{pid: selfPeer(t), done: make(chan struct{}), t: &transport{progress: newProgress(&cfg)}}
 	idle := &pullHelper{req: make(chan pullJob, 1), stop: make(chan struct{})}
 	l.t.progress.helper = idle
 	l.r.split.done, l.r.split.share = make(chan error, 1), shareMax

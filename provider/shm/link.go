@@ -20,167 +20,111 @@ import (
 // (progress.go) consumes the inbound ring; requests that fit are written
 // to the outbound ring by the caller of Transmit, and a writer goroutine
 // runs only while some wait for room (tx.go). See doc.go.
-//
-// Its fields are grouped by owner: what is fixed before the link is
-// shared, the poster's (the caller of Transmit), the outbound state under
-// mu, the reader's under rxMu, the readiness set's under progress.mu, the
-// watchdog's, and the parts with locks of their own. Where it is in its
-// life is one value, life (state.go).
 type link struct {
-	// Fixed when the link is made (newLink), or during the setup before
-	// the endpoint is attached: read by anyone, written by nobody after.
 	t      *transport
+	conn   *setupConn
 	active bool
 	seg    *segment
 	bells  [numBells]*shmring.Doorbell
+	spin   time.Duration
+
+	// Set before the link is shared.
+	local, remote netip.AddrPort
+	pid           peerProc // the peer's process
+	peerProbe     [16]byte
+	peerProbeAddr uint64
+
+	tx     *shmring.Producer // guarded by mu
+	rx     *shmring.Consumer // under rxMu
 	rxData *shmring.Doorbell // rung by the peer when armed; in the readiness set
 	txRoom *shmring.Doorbell // the writer sleeps on it
-	writer func()            // writeLoop as a value, made once: starting it allocates nothing
-	done   chan struct{}     // closed by shutdown
-	// rvMin: Sends of at least rvMin bytes (0: none) go by rendezvous
-	// when the peer announced capSend (out.rvOut).
-	rvMin         int
-	local, remote netip.AddrPort
-	peer          peerInfo
 
-	// What this side may do, set by probeCaps before it announces it
-	// (so before the peer relies on it): pvmPeer, copy against the peer's
-	// windows by address; rvIn, take the peer's Sends by rendezvous.
+	// The window tables (wtable.go): pub is the one this side publishes as
+	// a target, peerTab the peer's. pvmPeer: this side's probe of the peer
+	// succeeded, so it may copy against the peer's windows by address.
+	pub     pubTable
+	peerTab []byte
 	pvmPeer atomic.Bool
-	rvIn    atomic.Bool
+	// Reads and Writes this side copied itself, and of them those through
+	// a mapped peer segment: counted by the caller of Transmit (one at a
+	// time) with plain adds, and read by tests once the requests they
+	// count completed (the completion queue's lock orders the two).
+	directOps uint64
+	segOps    uint64
+	segMu     sync.RWMutex
+	peerSegs  map[uint32][]byte // the peer's AllocateMemory segments, mapped
+	sharedMu  sync.Mutex
+	shared    map[uint32]bool // our AllocateMemory segments passed to the peer
+	rvSegs    [maxIovs]segRef // encodeRendezvous's scratch (under mu)
+	// The Send rendezvous (rx.go): Sends of at least rvMin bytes (0: none)
+	// go as a descriptor when the peer announced capSend (rvOut); rvIn:
+	// this side announced it, so the peer may.
+	rvMin int
+	rvIn  atomic.Bool
+	// Scratch for the caller of Transmit (one at a time), and the peer
+	// segment its last direct copy went through (a segment stays mapped
+	// until cleanup, which waits for direct copies to end).
+	dIov    [maxIovs]iovec
+	dRemote [1]remoteIovec
+	dSegID  uint32
+	dSeg    []byte
+	txQuiet bool // unconf was found empty since Transmit last added to it (direct)
 
-	ep   atomic.Pointer[engine.Endpoint]
-	life lifecycle // where the link is in its life; changes under mu, or rxMu for linkDetached
-	post posterState
-	dog  watchdog
+	ep       atomic.Pointer[engine.Endpoint]
+	peerGone atomic.Bool // the socket hung up; the reader drains and ends
+	closed   atomic.Bool // mirrors closing, for the reader
+	rxSeen   atomic.Bool // records arrived since the watchdog last looked
+	stalls   int         // the watchdog's looks in a row that found requests waiting and nothing arrived (mu)
 
-	sock sockState
-	pub  pubTable // the window table this side publishes as a target (wtable.go); its own lock
-	maps segMaps  // AllocateMemory segments passed each way; their own locks
+	sendMu sync.Mutex // socket writes
+	sockRx sync.Mutex // socket reads: the watcher's, pullSegments'
 
-	// mu guards out, events and closeStatus, and orders the lifecycle's
-	// changes other than linkDetached.
 	mu          sync.Mutex
 	events      engine.LinkEvents
-	closeStatus nd.Status // shutdown's status
-	out         outbound
+	closing     bool
+	closeStatus nd.Status
+	started     bool
+	pvmOut      bool   // the peer reads and writes our buffers by address
+	rvOut       bool   // the peer pulls our large Sends (capSend)
+	rvLastMsg   uint64 // the last Send written as a sendRV record
+	rvLastEnd   uint64 // and where its record ends in the outbound ring
+	jobs        []job
+	jobHead     int
+	writing     bool             // the writer goroutine runs (it waits for room)
+	unconf      queue.FIFO[sent] // requests sent, waiting for the peer's Ack
+	writer      func()           // writeLoop as a value, made once: starting it allocates nothing
+	nextMsg     uint64           // number of the last outbound message
+	txErr       error
+	sendDepth   int       // the endpoint's outbound queue depth (Attach)
+	endStatus   nd.Status // after errTerminated: shutdown's status and notify
+	endNotify   bool
+	readResps   int      // Read responses queued and not yet in the ring
+	maxResps    int      // the peer's read limit (ORD) as negotiated; -1: not yet known
+	snapFree    [][]byte // snapshot buffers for Read responses, for reuse
+	snapKept    int      // bytes held in snapFree
+	snapshots   int      // Read responses copied aside (tests)
+	watchdog    *time.Timer
+	done        chan struct{} // closed by shutdown
 
 	wg sync.WaitGroup // watcher, writer
 
 	// The inbound ring is consumed by whoever holds rxMu: a poller of the
-	// provider's readiness set, and cleanup once the link left it.
-	rxMu sync.Mutex
-	r    inbound
+	// provider's readiness set. rxEnded: the link left the set, nobody
+	// may touch the ring (the segment may be unmapped); rxStop: the link
+	// ended while consuming. armed: the ring's sleeping flag is set, the
+	// peer rings rxData at its next record. All under rxMu.
+	rxMu    sync.Mutex
+	rxEnded bool
+	rxStop  bool
+	armed   bool
+	r       readerState // under rxMu
 
-	set setPlace // the readiness set's, under progress.mu
-}
-
-// peerInfo is what the setup learned of the peer: its process, the probe
-// this side reads to test whether it can reach the peer's memory, and the
-// peer's window table in the segment. Written during the setup (the
-// active side's probe by the watcher at the accept message, before it
-// reports Accepted), read only after.
-type peerInfo struct {
-	pid       peerProc
-	probe     [16]byte
-	probeAddr uint64
-	tab       []byte // the window table the peer publishes (wtable.go)
-}
-
-// posterState is the caller of Transmit's: the engine's pump, one
-// goroutine at a time (engine.Link), and so no lock. cleanup reads it only
-// after the Transmit under way ended (engine.Endpoint.WaitTransmit).
-type posterState struct {
-	// quiet: out.unconf was found empty since Transmit last added to it,
-	// so a direct copy cannot overtake a message (wtable.go, direct).
-	quiet bool
-	// The scratch space of direct copies, and the peer segment the last
-	// one went through (a segment stays mapped until cleanup).
-	iov    [maxIovs]iovec
-	remote [1]remoteIovec
-	segID  uint32
-	seg    []byte
-	// Reads and Writes this side copied itself, and of them those through
-	// a mapped peer segment: counted with plain adds, read by tests once
-	// the requests they count completed (the completion queue's lock
-	// orders the two).
-	directOps uint64
-	segOps    uint64
-}
-
-// outbound is what goes to the peer, under link.mu: the outbound ring,
-// the queue of jobs for it (written by whoever holds mu: the poster, a
-// reader queueing an answer, the writer goroutine), and the requests
-// waiting for the peer's Ack.
-type outbound struct {
-	tx      *shmring.Producer
-	jobs    []job
-	jobHead int
-	writing bool  // the writer goroutine runs (it waits for room)
-	txErr   error // the ring broke, or a Terminate is in it (errTerminated)
-	// endStatus and endNotify: after errTerminated, shutdown's arguments.
-	endStatus nd.Status
-	endNotify bool
-
-	unconf    queue.FIFO[sent] // requests sent, waiting for the peer's Ack
-	nextMsg   uint64           // number of the last outbound message
-	sendDepth int              // the endpoint's outbound queue depth (Attach)
-
-	// What the peer announced: it reads and writes our buffers by address
-	// (pvmOut), it pulls our large Sends (rvOut).
-	pvmOut bool
-	rvOut  bool
-	// The last Send written as a sendRV record, and where its record ends
-	// in the ring (cleanup waits for the peer to read past it).
-	rvLastMsg uint64
-	rvLastEnd uint64
-	rvSegs    [maxIovs]segRef // encodeRendezvous's scratch
-
-	// Read responses queued and not yet in the ring, and the peer's read
-	// limit (ORD) as negotiated (-1: not yet known).
-	readResps int
-	maxResps  int
-	// Snapshot buffers for Read responses (protectReadResponses), kept
-	// for reuse, the bytes they hold, and how many responses were copied
-	// aside (tests).
-	snapFree  [][]byte
-	snapKept  int
-	snapshots int
-}
-
-// sockState is the Unix socket (the named pipe on Windows): setup
-// messages, AllocateMemory segments, the hang-up.
-type sockState struct {
-	conn   *setupConn
-	sendMu sync.Mutex // writes
-	rxMu   sync.Mutex // reads: the watcher's, pullSegments'
-}
-
-// segMaps is the AllocateMemory segments passed between the two sides.
-type segMaps struct {
-	peerMu sync.RWMutex
-	peer   map[uint32][]byte // the peer's segments, mapped here (peerMu)
-	// sharedMu guards shared: our segments passed to the peer.
-	sharedMu sync.Mutex
-	shared   map[uint32]bool
-}
-
-// watchdog is the timer that ends a connection whose peer stopped
-// (armWatchdogLocked). timer and stalls are under link.mu; rxSeen is set
-// by the reader and swapped by the timer.
-type watchdog struct {
-	timer  *time.Timer
-	stalls int         // looks in a row that found requests waiting and nothing arrived
-	rxSeen atomic.Bool // records arrived since the last look
-}
-
-// setPlace is the link's place in the provider's readiness set, under
-// progress.mu: its slot (-1: not in the set), its index in the hot list
-// (-1: not hot), and rxData's registration in the set.
-type setPlace struct {
+	// The link's place in the readiness set (the progress's mu): its slot
+	// (-1: not in the set), its index in the hot list (-1: not hot), and
+	// rxData's registration in the set.
 	slot   int32
 	hotIdx int32
-	reg    readyReg
+	rxReg  readyReg
 }
 
 // sent is an outbound request waiting for the peer's acknowledgment.
@@ -193,23 +137,21 @@ type sent struct {
 
 func newLink(t *transport, c *setupConn, active bool, seg *segment, bells [numBells]*shmring.Doorbell) *link {
 	l := &link{
-		t: t, active: active, seg: seg, bells: bells,
-		done: make(chan struct{}), set: setPlace{slot: -1, hotIdx: -1},
+		t: t, conn: c, active: active, seg: seg, bells: bells, spin: t.p.cfg.Spin,
+		done: make(chan struct{}), maxResps: -1, slot: -1, hotIdx: -1,
 	}
-	l.sock.conn = c
-	l.out.maxResps = -1
 	if t.p.cfg.SendThreshold > 0 {
 		l.rvMin = t.p.cfg.SendThreshold
 	}
 	l.pub.cond = sync.NewCond(&l.pub.mu)
 	l.writer = l.writeLoop
-	l.out.unconf.Reserve(linkRequestsReserved)
+	l.unconf.Reserve(linkRequestsReserved)
 	l.r.done = make([]sent, 0, linkRequestsReserved)
 	mine := 0
 	if !active {
 		mine = 1
 	}
-	l.pub.mem, l.peer.tab = seg.table(mine), seg.table(1-mine)
+	l.pub.mem, l.peerTab = seg.table(mine), seg.table(1-mine)
 	out, in := 0, 1
 	txData, rxRoom := bells[bellA2PData], bells[bellP2ARoom]
 	l.rxData, l.txRoom = bells[bellP2AData], bells[bellA2PRoom]
@@ -219,8 +161,8 @@ func newLink(t *transport, c *setupConn, active bool, seg *segment, bells [numBe
 		l.rxData, l.txRoom = bells[bellA2PData], bells[bellP2ARoom]
 	}
 	// The sizes were checked when the segment was made or mapped.
-	l.out.tx, _ = shmring.NewProducer(seg.ring(out), txData)
-	l.r.rx, _ = shmring.NewConsumer(seg.ring(in), rxRoom)
+	l.tx, _ = shmring.NewProducer(seg.ring(out), txData)
+	l.rx, _ = shmring.NewConsumer(seg.ring(in), rxRoom)
 	return l
 }
 
@@ -235,7 +177,7 @@ func (l *link) RemoteAddr() netip.AddrPort { return l.remote }
 func (l *link) Accept(ird, ord int, privateData []byte) error {
 	r := reply{ird: ird, ord: ord, probeAddr: probeAddr(), probe: *probe, pd: privateData, caps: l.probeCaps()}
 	l.mu.Lock()
-	l.out.maxResps = ird // the active side's ORD is at most our IRD
+	l.maxResps = ird // the active side's ORD is at most our IRD
 	l.mu.Unlock()
 	if err := l.send(r.append(nil), nil); err != nil {
 		return nd.ErrConnectionAborted
@@ -269,7 +211,7 @@ func (l *link) Ready() error {
 // on them.
 func (l *link) probeCaps() byte {
 	auto := l.t.p.cfg.OneSided == OneSidedAuto
-	if !auto && l.rvMin == 0 || testProbeOff.Load() || probePeer(l.peer.pid, l.peer.probeAddr, l.peer.probe[:]) != nil {
+	if !auto && l.rvMin == 0 || testProbeOff.Load() || probePeer(l.pid, l.peerProbeAddr, l.peerProbe[:]) != nil {
 		return 0
 	}
 	var caps byte
@@ -291,11 +233,12 @@ func (l *link) probeCaps() byte {
 func (l *link) Attach(ep *engine.Endpoint) {
 	l.ep.Store(ep)
 	l.mu.Lock()
-	l.out.sendDepth = ep.OutboundEntries()
-	if !l.life.to(linkAttached) {
+	l.sendDepth = ep.OutboundEntries()
+	if l.closing || l.started {
 		l.mu.Unlock()
 		return
 	}
+	l.started = true
 	l.armWatchdogLocked()
 	l.mu.Unlock()
 	if err := l.t.progress.add(l); err != nil {
@@ -307,15 +250,19 @@ func (l *link) Attach(ep *engine.Endpoint) {
 func (l *link) startWatcher() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.life.ended() {
+	if l.closing {
 		return
 	}
 	l.wg.Add(1)
 	go l.watch()
 }
 
+// testHookWatch, if set, is called by every watcher before it reads a
+// setup message.
+var testHookWatch atomic.Pointer[func(*link)]
+
 // watch reads setup messages until the socket hangs up, then lets the
-// reader drain the ring and end the connection (hungUp).
+// reader drain the ring and end the connection.
 func (l *link) watch() {
 	defer l.wg.Done()
 	buf := make([]byte, maxMessage+maxTrailer)
@@ -323,7 +270,7 @@ func (l *link) watch() {
 		if h := testHookWatch.Load(); h != nil {
 			(*h)(l)
 		}
-		msg, fds, err := readMessage(l.sock.conn, buf, &l.sock.rxMu)
+		msg, fds, err := readMessage(l.conn, buf, &l.sockRx)
 		if err == errNoDescriptors && l.isStarted() {
 			// A segment message whose memfd this process had no
 			// descriptor left for: the connection goes on without that
@@ -333,93 +280,78 @@ func (l *link) watch() {
 		if err != nil {
 			break
 		}
-		if !l.setupMessage(msg, fds) {
+		if msg[0] == msgSegment {
+			if !l.takeSegment(msg, fds) {
+				l.shutdown(nd.ErrConnectionAborted, true)
+				return
+			}
+			continue
+		}
+		closeAll(fds)
+		l.mu.Lock()
+		events := l.events
+		l.mu.Unlock()
+		switch {
+		case msg[0] == msgAccept && l.active:
+			r, err := parseReply(msg)
+			if err != nil {
+				l.shutdown(nd.ErrConnectionAborted, true)
+				return
+			}
+			l.mu.Lock()
+			l.pvmOut = r.caps&capRDMA != 0 && l.t.p.cfg.OneSided == OneSidedAuto
+			l.rvOut = r.caps&capSend != 0 && l.rvMin > 0
+			l.maxResps = r.ord // the passive side's negotiated ORD
+			l.mu.Unlock()
+			l.peerProbe, l.peerProbeAddr = r.probe, r.probeAddr
+			events.Accepted(r.ird, r.ord, r.pd)
+		case msg[0] == msgReady && !l.active && len(msg) == 2:
+			l.mu.Lock()
+			l.pvmOut = msg[1]&capRDMA != 0 && l.t.p.cfg.OneSided == OneSidedAuto
+			l.rvOut = msg[1]&capSend != 0 && l.rvMin > 0
+			l.mu.Unlock()
+			events.Ready()
+		case msg[0] == msgShort && l.active && len(msg) == 2:
+			// The passive side lacks descriptors or memory for us.
+			l.shutdown(nd.ErrInsufficientResources, true)
+			return
+		case msg[0] == msgReject:
+			pd, err := parseReject(msg)
+			if err != nil {
+				l.shutdown(nd.ErrConnectionAborted, true)
+				return
+			}
+			events.Rejected(pd)
+			l.shutdown(nd.ErrConnectionRefused, false)
+			return
+		default:
+			l.shutdown(nd.ErrConnectionAborted, true)
 			return
 		}
 	}
-	l.hungUp()
-}
-
-// setupMessage handles one message of the socket, with the descriptors
-// passed with it: an AllocateMemory segment, or a step of the setup
-// (accept, ready, short, reject). It reports false when the link ended.
-func (l *link) setupMessage(msg []byte, fds []osHandle) bool {
-	if msg[0] == msgSegment {
-		if !l.takeSegment(msg, fds) {
-			l.shutdown(nd.ErrConnectionAborted, true)
-			return false
-		}
-		return true
-	}
-	closeAll(fds)
 	l.mu.Lock()
-	events := l.events
+	started, closing := l.started, l.closing
 	l.mu.Unlock()
-	switch {
-	case msg[0] == msgAccept && l.active:
-		r, err := parseReply(msg)
-		if err != nil {
-			break
-		}
-		l.peerAnnounced(r.caps, r.ord)
-		l.peer.probe, l.peer.probeAddr = r.probe, r.probeAddr
-		events.Accepted(r.ird, r.ord, r.pd)
-		return true
-	case msg[0] == msgReady && !l.active && len(msg) == 2:
-		l.peerAnnounced(msg[1], -1)
-		events.Ready()
-		return true
-	case msg[0] == msgShort && l.active && len(msg) == 2:
-		// The passive side lacks descriptors or memory for us.
-		l.shutdown(nd.ErrInsufficientResources, true)
-		return false
-	case msg[0] == msgReject:
-		pd, err := parseReject(msg)
-		if err != nil {
-			break
-		}
-		events.Rejected(pd)
-		l.shutdown(nd.ErrConnectionRefused, false)
-		return false
+	if closing {
+		return
 	}
-	l.shutdown(nd.ErrConnectionAborted, true)
-	return false
-}
-
-// peerAnnounced records the capabilities the peer announced (capRDMA,
-// capSend) and, when ord is not negative, the passive side's negotiated
-// ORD.
-func (l *link) peerAnnounced(caps byte, ord int) {
-	l.mu.Lock()
-	l.out.pvmOut = caps&capRDMA != 0 && l.t.p.cfg.OneSided == OneSidedAuto
-	l.out.rvOut = caps&capSend != 0 && l.rvMin > 0
-	if ord >= 0 {
-		l.out.maxResps = ord
-	}
-	l.mu.Unlock()
-}
-
-// hungUp handles the socket's end: after Attach the readiness set
-// delivers what the peer published before it went (a Terminate record
-// among it), then ends the connection; during the setup the connection
-// ends at once.
-func (l *link) hungUp() {
-	l.mu.Lock()
-	gone := l.life.to(linkPeerGone)
-	inSetup := l.life.load() == linkSetup
-	l.mu.Unlock()
-	if gone {
+	if started {
+		// The readiness set delivers what the peer published before it
+		// went (a Terminate record among it), then ends the connection.
+		l.peerGone.Store(true)
 		l.t.progress.kick(l)
 		return
 	}
-	if inSetup {
-		l.shutdown(nd.ErrConnectionAborted, true)
-	}
+	l.shutdown(nd.ErrConnectionAborted, true)
 }
 
-// isStarted reports whether the link's endpoint was attached (the setup is
+// isStarted reports whether the link's endpoint is attached (the setup is
 // over: only segment messages may come).
-func (l *link) isStarted() bool { return l.life.load() != linkSetup }
+func (l *link) isStarted() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.started
+}
 
 // Close implements engine.Link.
 func (l *link) Close(status nd.Status) { l.shutdown(status, false) }
@@ -445,17 +377,17 @@ func (l *link) shutdown(status nd.Status, notify bool) { l.shutdownTerm(status, 
 // either way. status and notify are shutdownTerm's.
 func (l *link) terminate(status nd.Status, msg uint64, termSt nd.Status, notify bool) {
 	l.mu.Lock()
-	if !l.life.ended() && l.out.txErr == nil {
+	if !l.closing && l.txErr == nil {
 		l.runJobsLocked()
 	}
-	if l.life.ended() || l.out.txErr != nil || l.out.jobHead == len(l.out.jobs) {
+	if l.closing || l.txErr != nil || l.jobHead == len(l.jobs) {
 		l.mu.Unlock()
 		l.shutdownTerm(status, msg, termSt, notify)
 		return
 	}
 	j := l.addJobLocked(jobTerm)
 	j.msg, j.termSt = msg, termSt
-	l.out.endStatus, l.out.endNotify = status, notify
+	l.endStatus, l.endNotify = status, notify
 	l.kickLocked()
 	l.mu.Unlock()
 }
@@ -469,25 +401,26 @@ func (l *link) terminate(status nd.Status, msg uint64, termSt nd.Status, notify 
 // it rather than the engine's Close).
 func (l *link) shutdownTerm(status nd.Status, termMsg uint64, termSt nd.Status, notify bool) {
 	l.mu.Lock()
-	if !l.life.to(linkClosing) {
+	if l.closing {
 		l.mu.Unlock()
 		return
 	}
-	l.closeStatus = status
-	if termMsg != 0 && l.out.txErr == nil {
-		if b, _ := l.out.tx.Reserve(recTerm, 0, 12); b != nil {
+	l.closing, l.closeStatus = true, status
+	l.closed.Store(true)
+	if termMsg != 0 && l.txErr == nil {
+		if b, _ := l.tx.Reserve(recTerm, 0, 12); b != nil {
 			putU64(b, termMsg)
 			putU32(b[8:], uint32(termSt))
-			l.out.tx.Publish()
+			l.tx.Publish()
 		}
 	}
-	if l.dog.timer != nil {
-		l.dog.timer.Stop()
+	if l.watchdog != nil {
+		l.watchdog.Stop()
 	}
 	events := l.events
 	l.mu.Unlock()
 	close(l.done)
-	l.sock.conn.Close()
+	l.conn.Close()
 	l.txRoom.Close()
 	go func() {
 		l.wg.Wait()
@@ -506,21 +439,21 @@ func (l *link) cleanup() {
 	// peer's cleanup waits for that to hand back Sends by rendezvous
 	// (waitUnread).
 	l.rxMu.Lock()
-	l.life.to(linkDetached)
-	l.r.rx.Abandon()
+	l.rxEnded = true
+	l.rx.Abandon()
 	l.rxMu.Unlock()
-	// A direct copy (Transmit) started before the link was closing may still
+	// A direct copy (Transmit) started before closed was set may still
 	// read the peer's table and segments, which are unmapped below.
 	if ep := l.ep.Load(); ep != nil {
 		ep.WaitTransmit()
 	}
 	l.mu.Lock()
-	l.post.segID, l.post.seg = 0, nil
+	l.dSegID, l.dSeg = 0, nil
 	var pending []sent
-	for l.out.unconf.Len() > 0 {
-		pending = append(pending, l.out.unconf.Pop())
+	for l.unconf.Len() > 0 {
+		pending = append(pending, l.unconf.Pop())
 	}
-	l.out.jobs, l.out.jobHead = nil, 0
+	l.jobs, l.jobHead = nil, 0
 	st := nd.ErrCanceled
 	if l.closeStatus == nd.ErrIOTimeout {
 		st = nd.ErrIOTimeout
@@ -528,8 +461,8 @@ func (l *link) cleanup() {
 	// The peer may still pull Sends it was sent by rendezvous: they stay
 	// ours until it is done with their records.
 	var pulling uint64
-	if len(pending) > 0 && pending[0].msg <= l.out.rvLastMsg && st != nd.ErrIOTimeout {
-		pulling = l.out.rvLastEnd
+	if len(pending) > 0 && pending[0].msg <= l.rvLastMsg && st != nd.ErrIOTimeout {
+		pulling = l.rvLastEnd
 	}
 	l.mu.Unlock()
 	if pulling != 0 {
@@ -553,29 +486,33 @@ func (l *link) cleanup() {
 	l.releaseSys()
 }
 
+// testHookWatchdog, if set, is called when a watchdog looks, before it
+// looks.
+var testHookWatchdog atomic.Pointer[func()]
+
 // armWatchdogLocked checks, every ResponseTimeout, that requests waiting
 // for the peer see it make progress; a peer that stopped without dying
 // ends the connection with ErrIOTimeout. A connection ends only after two
 // looks in a row found requests waiting and nothing arrived in between: a
 // request posted just before a look has not waited ResponseTimeout yet.
 func (l *link) armWatchdogLocked() {
-	l.dog.timer = time.AfterFunc(l.t.p.cfg.ResponseTimeout, func() {
+	l.watchdog = time.AfterFunc(l.t.p.cfg.ResponseTimeout, func() {
 		if h := testHookWatchdog.Load(); h != nil {
 			(*h)()
 		}
-		progress := l.dog.rxSeen.Swap(false)
+		progress := l.rxSeen.Swap(false)
 		l.mu.Lock()
-		waiting := l.out.unconf.Len() > 0
-		if l.life.ended() {
+		waiting := l.unconf.Len() > 0
+		if l.closing {
 			l.mu.Unlock()
 			return
 		}
 		if !waiting || progress {
-			l.dog.stalls = 0
+			l.stalls = 0
 		} else {
-			l.dog.stalls++
+			l.stalls++
 		}
-		if l.dog.stalls < 2 {
+		if l.stalls < 2 {
 			l.armWatchdogLocked()
 			l.mu.Unlock()
 			return
@@ -584,3 +521,7 @@ func (l *link) armWatchdogLocked() {
 		l.shutdown(nd.ErrIOTimeout, true)
 	})
 }
+
+// testHookUnread, if set, is called when cleanup starts waiting for the
+// peer to be done with Sends by rendezvous.
+var testHookUnread atomic.Pointer[func(*link)]

@@ -21,7 +21,7 @@ func (l *link) waitUnread(end uint64) {
 	if h := testHookUnread.Load(); h != nil {
 		(*h)(l)
 	}
-	pidfd, err := unix.PidfdOpen(l.peer.pid, 0)
+	pidfd, err := unix.PidfdOpen(l.pid, 0)
 	if err == unix.ESRCH {
 		return
 	}
@@ -34,7 +34,7 @@ func (l *link) waitUnread(end uint64) {
 	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
 	for {
 		l.mu.Lock()
-		h, err := l.out.tx.Consumed()
+		h, err := l.tx.Consumed()
 		l.mu.Unlock()
 		if err != nil || h >= end || time.Now().After(deadline) {
 			return

@@ -17,7 +17,7 @@ func (l *link) waitUnread(end uint64) {
 	deadline := time.Now().Add(l.t.p.cfg.ResponseTimeout)
 	for {
 		l.mu.Lock()
-		h, err := l.out.tx.Consumed()
+		h, err := l.tx.Consumed()
 		l.mu.Unlock()
 		if err != nil || h >= end || time.Now().After(deadline) || l.peerExited() {
 			return

@@ -182,7 +182,7 @@ func (p *progress) serveLocked(app bool, ready []readyEvent) bool {
 		return pollDirect(d, app)
 	}
 	for i := range ready {
-		if l := p.links.Get(ready[i].Fd, uint32(ready[i].Pad)); l != nil && l.set.hotIdx < 0 {
+		if l := p.links.Get(ready[i].Fd, uint32(ready[i].Pad)); l != nil && l.hotIdx < 0 {
 			p.pushHotLocked(l)
 		}
 	}
@@ -204,21 +204,21 @@ func (p *progress) serveLocked(app bool, ready []readyEvent) bool {
 }
 
 func (p *progress) pushHotLocked(l *link) {
-	l.set.hotIdx = int32(len(p.hot))
+	l.hotIdx = int32(len(p.hot))
 	p.hot = append(p.hot, l)
 }
 
 func (p *progress) dropHotLocked(l *link) {
-	i := l.set.hotIdx
+	i := l.hotIdx
 	if i < 0 {
 		return
 	}
 	last := len(p.hot) - 1
 	p.hot[i] = p.hot[last]
-	p.hot[i].set.hotIdx = i
+	p.hot[i].hotIdx = i
 	p.hot[last] = nil
 	p.hot = p.hot[:last]
-	l.set.hotIdx = -1
+	l.hotIdx = -1
 }
 
 // armAllLocked arms every link before the progress goroutine blocks. It
@@ -250,7 +250,7 @@ func (p *progress) armAllLocked() bool {
 // (its peer hung up).
 func (p *progress) kick(l *link) {
 	p.mu.Lock()
-	if l.set.slot >= 0 && p.links.Direct() == nil && l.set.hotIdx < 0 {
+	if l.slot >= 0 && p.links.Direct() == nil && l.hotIdx < 0 {
 		p.pushHotLocked(l)
 	}
 	p.mu.Unlock()
@@ -278,7 +278,7 @@ func (p *progress) openLocked() error {
 func (p *progress) add(l *link) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if l.life.ended() {
+	if l.closed.Load() {
 		return nil
 	}
 	if err := p.openLocked(); err != nil {
@@ -290,8 +290,8 @@ func (p *progress) add(l *link) error {
 		p.links.Undo(slot)
 		return err
 	}
-	l.set.slot, l.set.reg = slot, reg
-	if !p.publishDirectLocked() && l.set.hotIdx < 0 {
+	l.slot, l.rxReg = slot, reg
+	if !p.publishDirectLocked() && l.hotIdx < 0 {
 		p.pushHotLocked(l)
 	}
 	if !p.running {
@@ -312,12 +312,12 @@ func (p *progress) add(l *link) error {
 func (p *progress) remove(l *link) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.links.Remove(l.set.slot, l) {
+	if !p.links.Remove(l.slot, l) {
 		return
 	}
-	p.set.remove(l.set.reg)
+	p.set.remove(l.rxReg)
 	p.dropHotLocked(l)
-	l.set.slot = -1
+	l.slot = -1
 	p.publishDirectLocked()
 	if p.links.Live() == 0 {
 		p.interrupt() // the progress goroutine ends, and closes the set
@@ -332,7 +332,7 @@ func (p *progress) publishDirectLocked() bool {
 	direct, left := p.links.Publish()
 	if left {
 		p.links.Each(func(l *link) {
-			if l.set.hotIdx < 0 {
+			if l.hotIdx < 0 {
 				p.pushHotLocked(l)
 			}
 		})

@@ -10,47 +10,37 @@ import (
 	"github.com/godirect/nd/internal/shmring"
 )
 
-// inbound is the receiving side, owned by whoever holds link.rxMu: a
-// poller of the readiness set, or cleanup after the link left it. It
-// holds the ring and what its consumer keeps between records.
-type inbound struct {
-	rx *shmring.Consumer
-	// stopped: the reader handled a record that ended the link (or
-	// queued its Terminate), or the ring broke; it consumes no more.
-	stopped bool
-	// armed: the ring's sleeping flag is set, the peer rings rxData at
-	// its next record.
-	armed bool
-
-	msg      uint64 // the last inbound message started
-	doneUpTo uint64 // the last inbound message handled
-	unacked  int    // messages handled since the last Ack
-	rvBytes  int    // bytes pulled by rendezvous since the last Ack
-	prompt   bool   // a message handled since the last Ack wants it at once
-	idle     int    // passes that found the ring empty since the last record
-
-	// The inbound Send in progress (recv nil: none).
+// readerState is what the consumer of the inbound ring keeps between
+// records: a poller of the readiness set, under rxMu (and cleanup, after
+// the link left the set).
+type readerState struct {
+	msg       uint64 // the last inbound message started
+	doneUpTo  uint64 // the last inbound message handled
 	recv      *engine.WorkRequest
 	recvTotal int
 	recvOff   int
 	recvToken uint32
 	recvAux   uint16
-	// A Write through the ring: its bytes still to come (0: none in
-	// progress), the window it names, checked again for every piece, and
-	// the address its next piece goes to.
-	wleft  int
-	wtoken uint32
-	waddr  uint64
-
-	// Scratch space.
-	remote  [maxIovs]remoteIovec
-	liov    [1]iovec
-	liovs   [maxIovs]iovec       // a rendezvous Receive's buffers
-	remoteB [maxIovs]remoteIovec // the helper's part of the peer's buffers
-	mapped  [maxIovs][]byte      // a sendRVSeg's bytes in our mappings
-	done    []sent               // acknowledged requests, to complete outside mu
-	split   pullSplit            // the split pulls' state (the provider's helper)
+	wleft     int    // a Write through the ring: its bytes still to come (0: none in progress)
+	wtoken    uint32 // the window it names, checked again for every piece,
+	waddr     uint64 // and the address its next piece goes to
+	unacked   int
+	remote    [maxIovs]remoteIovec
+	liov      [1]iovec
+	liovs     [maxIovs]iovec       // a rendezvous Receive's buffers
+	rvBytes   int                  // bytes pulled by rendezvous since the last Ack
+	split     pullSplit            // the split pulls' state (the provider's helper)
+	remoteB   [maxIovs]remoteIovec // the helper's part of the peer's buffers
+	mapped    [maxIovs][]byte      // a sendRVSeg's bytes in our mappings
+	done      []sent               // acknowledged requests, to complete outside mu
+	prompt    bool                 // a message handled since the last Ack wants it at once
+	idle      int                  // passes that found the ring empty since the last record
 }
+
+// testHookReader, if set, is called by every poller before it consumes a
+// link's ring; true leaves the ring alone this time (tests stop a target's
+// consumer with it).
+var testHookReader atomic.Pointer[func(*link) bool]
 
 // lockRx takes rxMu for a poller of l's ring. It reports false, and leaves
 // the ring alone, when another poller holds it or testHookReader keeps
@@ -71,9 +61,9 @@ func (l *link) pollRx(app bool) bool {
 		return false
 	}
 	moved := false
-	// The ring is mapped until the link is linkDetached, under rxMu. An idle link
+	// The ring is mapped while rxEnded is false under rxMu. An idle link
 	// (nothing to read, no Ack held back, not armed) is left as it is.
-	if l.r.armed || l.r.unacked > 0 || l.life.load() >= linkPeerGone || l.r.rx.Unconsumed() {
+	if l.armed || l.r.unacked > 0 || l.peerGone.Load() || l.rxEnded || l.rx.Unconsumed() {
 		moved, _ = l.serveHotLocked(app, -1)
 	}
 	l.rxMu.Unlock()
@@ -96,7 +86,7 @@ func (l *link) serveHot(app bool, armAfter int) (moved, hot bool) {
 
 // serveHotLocked is serveHot with rxMu held.
 func (l *link) serveHotLocked(app bool, armAfter int) (moved, hot bool) {
-	if l.r.stopped || l.life.load() == linkDetached {
+	if l.rxEnded || l.rxStop {
 		return false, false
 	}
 	// An application's poll leaves an armed link armed while another
@@ -106,14 +96,14 @@ func (l *link) serveHotLocked(app bool, armAfter int) (moved, hot bool) {
 	// Read waits in Notify and a Write polls (ndnet). The peer then rings
 	// for records the poll may already have taken: the progress goroutine
 	// finds the ring empty, as after any early ring.
-	if l.r.armed && !(app && l.t.progress.handoff.Watched()) {
-		l.r.rx.Disarm()
-		l.r.armed = false
+	if l.armed && !(app && l.t.progress.handoff.Watched()) {
+		l.rx.Disarm()
+		l.armed = false
 		l.t.progress.disarmed()
 	}
 	// The peer published everything it will before the hang-up was seen:
 	// once the ring is empty after that, the connection ends.
-	gone := l.life.load() == linkPeerGone
+	gone := l.peerGone.Load()
 	n, ok := l.consumeLocked(l.ep.Load(), app)
 	if !ok {
 		return n > 0, false
@@ -123,7 +113,7 @@ func (l *link) serveHotLocked(app bool, armAfter int) (moved, hot bool) {
 		return true, true
 	}
 	if gone {
-		l.r.stopped = true
+		l.rxStop = true
 		l.shutdown(nd.ErrCanceled, true)
 		return false, false
 	}
@@ -145,11 +135,10 @@ func (l *link) armRx() bool {
 		return false
 	}
 	defer l.rxMu.Unlock()
-	s := l.life.load()
-	if l.r.stopped || s == linkDetached {
+	if l.rxEnded || l.rxStop {
 		return true
 	}
-	if s == linkPeerGone {
+	if l.peerGone.Load() {
 		return false
 	}
 	return l.armLocked()
@@ -160,14 +149,14 @@ func (l *link) armRx() bool {
 // reports false, disarmed, when a record is there already. rxMu held.
 func (l *link) armLocked() bool {
 	l.flushAck()
-	if l.r.armed {
+	if l.armed {
 		return true
 	}
-	if l.r.rx.Arm() {
-		l.r.rx.Disarm()
+	if l.rx.Arm() {
+		l.rx.Disarm()
 		return false
 	}
-	l.r.armed = true
+	l.armed = true
 	return true
 }
 
@@ -182,12 +171,12 @@ func (l *link) armLocked() bool {
 // armed, or from the progress goroutine when the application stops
 // polling.
 func (l *link) consumeLocked(ep *engine.Endpoint, app bool) (int, bool) {
-	if l.r.stopped || l.life.load() == linkDetached {
+	if l.rxEnded || l.rxStop {
 		return 0, false
 	}
 	n, ok := l.consumeRecordsLocked(ep, app)
-	if n > 0 && !l.dog.rxSeen.Load() {
-		l.dog.rxSeen.Store(true)
+	if n > 0 && !l.rxSeen.Load() {
+		l.rxSeen.Store(true)
 	}
 	return n, ok
 }
@@ -200,29 +189,29 @@ func (l *link) consumeLocked(ep *engine.Endpoint, app bool) (int, bool) {
 func (l *link) consumeRecordsLocked(ep *engine.Endpoint, app bool) (int, bool) {
 	n := 0
 	for n < recordsPerPass {
-		rec, ok, err := l.r.rx.Next()
+		rec, ok, err := l.rx.Next()
 		if err != nil {
-			l.r.stopped = true
+			l.rxStop = true
 			l.shutdown(nd.ErrConnectionAborted, true)
 			return n, false
 		}
 		if !ok {
-			l.r.rx.Publish() // a pad record skipped
+			l.rx.Publish() // a pad record skipped
 			if !app || l.r.prompt {
 				l.flushAck()
 			}
 			return n, true
 		}
-		if l.life.ended() {
-			l.r.stopped = true
+		if l.closed.Load() {
+			l.rxStop = true
 			return n, false
 		}
 		n++
 		if !l.handle(ep, rec) {
-			l.r.stopped = true
+			l.rxStop = true
 			return n, false
 		}
-		l.r.rx.Publish()
+		l.rx.Publish()
 		if l.r.unacked >= ackEvery || l.r.rvBytes >= ackBytes {
 			l.flushAck()
 		}
@@ -280,19 +269,19 @@ func (l *link) refuse(msg uint64, st nd.Status) bool {
 func (l *link) protectReadResponses(mem []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.out.readResps == 0 || l.life.ended() || len(mem) == 0 {
+	if l.readResps == 0 || l.closing || len(mem) == 0 {
 		return
 	}
 	l.runJobsLocked()
-	if l.out.txErr != nil {
+	if l.txErr != nil {
 		l.kickLocked() // the writer ends the link
 		return
 	}
-	if l.out.readResps == 0 {
+	if l.readResps == 0 {
 		return
 	}
-	for i := l.out.jobHead; i < len(l.out.jobs); i++ {
-		j := &l.out.jobs[i]
+	for i := l.jobHead; i < len(l.jobs); i++ {
+		j := &l.jobs[i]
 		if j.kind != jobReadResp || j.snap || !overlaps(j.src[j.off:], mem) {
 			continue
 		}
@@ -300,7 +289,7 @@ func (l *link) protectReadResponses(mem []byte) {
 		copy(b, j.src[j.off:])
 		j.addr += uint64(j.off)
 		j.src, j.off, j.snap = b, 0, true
-		l.out.snapshots++
+		l.snapshots++
 	}
 }
 
@@ -315,12 +304,12 @@ func overlaps(a, b []byte) bool {
 
 // snapBufLocked returns an n-byte snapshot buffer, reusing a free one.
 func (l *link) snapBufLocked(n int) []byte {
-	for i, b := range l.out.snapFree {
+	for i, b := range l.snapFree {
 		if cap(b) >= n {
-			last := len(l.out.snapFree) - 1
-			l.out.snapFree[i], l.out.snapFree[last] = l.out.snapFree[last], nil
-			l.out.snapFree = l.out.snapFree[:last]
-			l.out.snapKept -= cap(b)
+			last := len(l.snapFree) - 1
+			l.snapFree[i], l.snapFree[last] = l.snapFree[last], nil
+			l.snapFree = l.snapFree[:last]
+			l.snapKept -= cap(b)
 			return b[:n]
 		}
 	}
@@ -329,30 +318,142 @@ func (l *link) snapBufLocked(n int) []byte {
 
 // putSnapLocked takes back a snapshot buffer the writer is done with.
 func (l *link) putSnapLocked(b []byte) {
-	if l.out.snapKept+cap(b) > maxSnapKept*l.t.p.cfg.RingSize {
+	if l.snapKept+cap(b) > maxSnapKept*l.t.p.cfg.RingSize {
 		return
 	}
-	l.out.snapFree = append(l.out.snapFree, b[:0])
-	l.out.snapKept += cap(b)
+	l.snapFree = append(l.snapFree, b[:0])
+	l.snapKept += cap(b)
 }
 
-// handle processes one record; false ends the reader. Each record type
-// has its own handler below.
+// handle processes one record; false ends the reader.
 func (l *link) handle(ep *engine.Endpoint, rec shmring.Record) bool {
 	p := rec.Payload
 	switch rec.Type {
 	case recSend:
-		return l.handleSend(ep, rec)
+		if len(p) < sendHeader || l.r.recv != nil || l.r.wleft > 0 {
+			return l.protocolError()
+		}
+		msg, total := getU64(p), int(getU32(p[8:]))
+		if msg != l.r.msg+1 {
+			return l.protocolError()
+		}
+		l.r.msg = msg
+		data := p[sendHeader:]
+		if len(data) > total || (rec.Aux&auxLast != 0) != (len(data) == total) {
+			return l.protocolError()
+		}
+		if rec.Aux&(auxLast|auxInvalidate) == auxLast && len(data) <= receiveNowMax {
+			// A small Send, whole: one engine call.
+			if ep.ReceiveNow(data, rec.Aux&auxSolicited != 0) != nd.Success {
+				return false
+			}
+			l.handled(msg, rec.Aux&auxQuiet != 0)
+			return true
+		}
+		if l.beginSend(ep, msg, total, getU32(p[12:]), rec.Aux) == nil {
+			return false
+		}
+		return l.placeSend(ep, data, rec.Aux&auxLast != 0)
 	case recSendRV:
 		return l.pullSend(ep, rec, iovSize)
 	case recSendRVSeg:
 		return l.pullSend(ep, rec, segIovSize)
 	case recSendMore:
-		return l.handleSendMore(ep, rec)
+		if len(p) < moreHeader || l.r.recv == nil || getU64(p) != l.r.msg {
+			return l.protocolError()
+		}
+		data := p[moreHeader:]
+		if len(data) > l.r.recvTotal-l.r.recvOff || (rec.Aux&auxLast != 0) != (len(data) == l.r.recvTotal-l.r.recvOff) {
+			return l.protocolError()
+		}
+		return l.placeSend(ep, data, rec.Aux&auxLast != 0)
 	case recWrite, recRead:
-		return l.handleRDMA(ep, rec)
+		if len(p) < rdmaHeader || l.r.recv != nil || l.r.wleft > 0 {
+			return l.protocolError()
+		}
+		msg, addr, token, length := getU64(p), getU64(p[8:]), getU32(p[16:]), int(getU32(p[20:]))
+		if msg != l.r.msg+1 {
+			return l.protocolError()
+		}
+		l.r.msg = msg
+		write := rec.Type == recWrite
+		mem, f := ep.AccessFault(token, addr, length, write)
+		if f != engine.FaultNone {
+			return l.refuse(msg, nd.ErrAccessViolation)
+		}
+		if write {
+			l.protectReadResponses(mem)
+		}
+		if rec.Aux&auxByAddress != 0 {
+			iovs, ok := l.parseIovs(p[rdmaHeader:], length, iovSize)
+			if !ok {
+				return l.protocolError()
+			}
+			if length > 0 {
+				// The copy runs with the window held: an Invalidate
+				// reported after the check above lets no byte move.
+				var err error
+				if ep.AccessWith(token, addr, length, write, func(mem []byte) {
+					err = pvmCopy(l.pid, mem, iovs, !write, &l.r.liov)
+				}) != engine.FaultNone {
+					return l.refuse(msg, nd.ErrAccessViolation)
+				}
+				if err != nil {
+					return l.refuse(msg, nd.ErrRemoteError)
+				}
+			}
+			l.handled(msg, false)
+			return true
+		}
+		if len(p) != rdmaHeader {
+			return l.protocolError()
+		}
+		if !write {
+			// The response goes through the ring, ahead of the Ack; the
+			// writer copies it (the reader never waits for ring room). The
+			// peer's engine keeps at most its ORD Reads outstanding, and
+			// each stays so until the Ack that follows its response.
+			l.mu.Lock()
+			if length > 0 && !l.closing {
+				if l.maxResps >= 0 && l.readResps >= l.maxResps {
+					l.mu.Unlock()
+					return l.protocolError()
+				}
+				j := l.addJobLocked(jobReadResp)
+				j.msg, j.src, j.token, j.addr = msg, mem, token, addr
+				l.readResps++
+				l.kickLocked()
+			}
+			l.mu.Unlock()
+			l.handled(msg, false)
+			return true
+		}
+		if length == 0 {
+			l.handled(msg, false)
+			return true
+		}
+		l.r.wleft, l.r.wtoken, l.r.waddr = length, token, addr
+		return true
 	case recWriteData:
-		return l.handleWriteData(ep, p)
+		if len(p) < moreHeader || l.r.wleft == 0 || getU64(p) != l.r.msg {
+			return l.protocolError()
+		}
+		data := p[moreHeader:]
+		if len(data) > l.r.wleft {
+			return l.protocolError()
+		}
+		// Each piece is checked against the window as it is copied: an
+		// Invalidate that completed after the Write's first record ends
+		// it here, and no later byte lands.
+		if ep.WriteAt(l.r.wtoken, l.r.waddr, data) != engine.FaultNone {
+			l.r.wleft = 0
+			return l.refuse(l.r.msg, nd.ErrAccessViolation)
+		}
+		l.r.waddr += uint64(len(data))
+		if l.r.wleft -= len(data); l.r.wleft == 0 {
+			l.handled(l.r.msg, false)
+		}
+		return true
 	case recReadData:
 		if len(p) < moreHeader {
 			return l.protocolError()
@@ -370,160 +471,6 @@ func (l *link) handle(ep *engine.Endpoint, rec shmring.Record) bool {
 		return l.term(ep, getU64(p), nd.Status(getU32(p[8:])))
 	}
 	return l.protocolError()
-}
-
-// handleSend handles a send record: the first (or only) fragment of the
-// peer's next message, a Send through the ring.
-func (l *link) handleSend(ep *engine.Endpoint, rec shmring.Record) bool {
-	p := rec.Payload
-	if len(p) < sendHeader || l.r.recv != nil || l.r.wleft > 0 {
-		return l.protocolError()
-	}
-	msg, total := getU64(p), int(getU32(p[8:]))
-	if msg != l.r.msg+1 {
-		return l.protocolError()
-	}
-	l.r.msg = msg
-	data := p[sendHeader:]
-	if len(data) > total || (rec.Aux&auxLast != 0) != (len(data) == total) {
-		return l.protocolError()
-	}
-	if rec.Aux&(auxLast|auxInvalidate) == auxLast && len(data) <= receiveNowMax {
-		// A small Send, whole: one engine call.
-		if ep.ReceiveNow(data, rec.Aux&auxSolicited != 0) != nd.Success {
-			return false
-		}
-		l.handled(msg, rec.Aux&auxQuiet != 0)
-		return true
-	}
-	if l.beginSend(ep, msg, total, getU32(p[12:]), rec.Aux) == nil {
-		return false
-	}
-	return l.placeSend(ep, data, rec.Aux&auxLast != 0)
-}
-
-// handleSendMore handles a sendMore record: the next fragment of the Send
-// in progress.
-func (l *link) handleSendMore(ep *engine.Endpoint, rec shmring.Record) bool {
-	p := rec.Payload
-	if len(p) < moreHeader || l.r.recv == nil || getU64(p) != l.r.msg {
-		return l.protocolError()
-	}
-	data := p[moreHeader:]
-	left := l.r.recvTotal - l.r.recvOff
-	if len(data) > left || (rec.Aux&auxLast != 0) != (len(data) == left) {
-		return l.protocolError()
-	}
-	return l.placeSend(ep, data, rec.Aux&auxLast != 0)
-}
-
-// handleRDMA handles a write or read record: the peer's next message, an
-// RDMA Write or Read against one of this side's windows, which the engine
-// checks first. The payload then moves by address (the initiator's
-// buffers listed in the record), or through the ring: a Read's response
-// queued for the writer, a Write's data in writeData records.
-func (l *link) handleRDMA(ep *engine.Endpoint, rec shmring.Record) bool {
-	p := rec.Payload
-	if len(p) < rdmaHeader || l.r.recv != nil || l.r.wleft > 0 {
-		return l.protocolError()
-	}
-	msg, addr, token, length := getU64(p), getU64(p[8:]), getU32(p[16:]), int(getU32(p[20:]))
-	if msg != l.r.msg+1 {
-		return l.protocolError()
-	}
-	l.r.msg = msg
-	write := rec.Type == recWrite
-	mem, f := ep.AccessFault(token, addr, length, write)
-	if f != engine.FaultNone {
-		return l.refuse(msg, nd.ErrAccessViolation)
-	}
-	if write {
-		l.protectReadResponses(mem)
-	}
-	switch {
-	case rec.Aux&auxByAddress != 0:
-		return l.rdmaByAddress(ep, msg, p[rdmaHeader:], token, addr, length, write)
-	case len(p) != rdmaHeader:
-		return l.protocolError()
-	case !write:
-		return l.queueReadResponse(msg, mem, token, addr, length)
-	case length == 0:
-		l.handled(msg, false)
-		return true
-	}
-	l.r.wleft, l.r.wtoken, l.r.waddr = length, token, addr
-	return true
-}
-
-// rdmaByAddress carries out the Write or Read msg whose initiator listed
-// its buffers (iovs, the record's tail) by address: this side copies with
-// process_vm_readv (write) or process_vm_writev, with the window held, so
-// that an Invalidate reported after the engine's first check lets no byte
-// move.
-func (l *link) rdmaByAddress(ep *engine.Endpoint, msg uint64, iovs []byte, token uint32, addr uint64, length int, write bool) bool {
-	remote, ok := l.parseIovs(iovs, length, iovSize)
-	if !ok {
-		return l.protocolError()
-	}
-	if length > 0 {
-		var err error
-		if ep.AccessWith(token, addr, length, write, func(mem []byte) {
-			err = pvmCopy(l.peer.pid, mem, remote, !write, &l.r.liov)
-		}) != engine.FaultNone {
-			return l.refuse(msg, nd.ErrAccessViolation)
-		}
-		if err != nil {
-			return l.refuse(msg, nd.ErrRemoteError)
-		}
-	}
-	l.handled(msg, false)
-	return true
-}
-
-// queueReadResponse queues the response to the peer's Read msg of mem
-// (length bytes of window token at addr) through the ring, ahead of the
-// Ack; the writer copies it, since the reader never waits for ring room.
-// The peer's engine keeps at most its ORD Reads outstanding, and each
-// stays so until the Ack that follows its response: more is a protocol
-// error.
-func (l *link) queueReadResponse(msg uint64, mem []byte, token uint32, addr uint64, length int) bool {
-	l.mu.Lock()
-	if length > 0 && !l.life.ended() {
-		if l.out.maxResps >= 0 && l.out.readResps >= l.out.maxResps {
-			l.mu.Unlock()
-			return l.protocolError()
-		}
-		j := l.addJobLocked(jobReadResp)
-		j.msg, j.src, j.token, j.addr = msg, mem, token, addr
-		l.out.readResps++
-		l.kickLocked()
-	}
-	l.mu.Unlock()
-	l.handled(msg, false)
-	return true
-}
-
-// handleWriteData handles a writeData record: the next piece of the Write
-// in progress. Each piece is checked against the window as it is copied:
-// an Invalidate that completed after the Write's first record ends it
-// here, and no later byte lands.
-func (l *link) handleWriteData(ep *engine.Endpoint, p []byte) bool {
-	if len(p) < moreHeader || l.r.wleft == 0 || getU64(p) != l.r.msg {
-		return l.protocolError()
-	}
-	data := p[moreHeader:]
-	if len(data) > l.r.wleft {
-		return l.protocolError()
-	}
-	if ep.WriteAt(l.r.wtoken, l.r.waddr, data) != engine.FaultNone {
-		l.r.wleft = 0
-		return l.refuse(l.r.msg, nd.ErrAccessViolation)
-	}
-	l.r.waddr += uint64(len(data))
-	if l.r.wleft -= len(data); l.r.wleft == 0 {
-		l.handled(l.r.msg, false)
-	}
-	return true
 }
 
 // parseIovs reads the initiator's buffer list, entries of entry bytes
@@ -679,8 +626,8 @@ func (l *link) completeSend(ep *engine.Endpoint) bool {
 func (l *link) readData(msg uint64, data []byte) bool {
 	l.mu.Lock()
 	var e *sent
-	for i := range l.out.unconf.Len() {
-		if x := l.out.unconf.At(i); x.msg == msg {
+	for i := range l.unconf.Len() {
+		if x := l.unconf.At(i); x.msg == msg {
 			e = x
 			break
 		}
@@ -701,18 +648,18 @@ func (l *link) readData(msg uint64, data []byte) bool {
 // ack completes every outbound request up to upTo.
 func (l *link) ack(ep *engine.Endpoint, upTo uint64) bool {
 	l.mu.Lock()
-	if upTo > l.out.nextMsg {
+	if upTo > l.nextMsg {
 		l.mu.Unlock()
 		return l.protocolError()
 	}
 	done := l.r.done[:0]
-	for l.out.unconf.Len() > 0 && l.out.unconf.At(0).msg <= upTo {
-		e := l.out.unconf.At(0)
-		if e.wr.Op == engine.OpRead && !l.out.pvmOut && e.placed != e.wr.Length {
+	for l.unconf.Len() > 0 && l.unconf.At(0).msg <= upTo {
+		e := l.unconf.At(0)
+		if e.wr.Op == engine.OpRead && !l.pvmOut && e.placed != e.wr.Length {
 			l.mu.Unlock()
 			return l.protocolError()
 		}
-		done = append(done, l.out.unconf.Pop())
+		done = append(done, l.unconf.Pop())
 	}
 	l.mu.Unlock()
 	for _, e := range done {
@@ -736,9 +683,9 @@ func (l *link) term(ep *engine.Endpoint, msg uint64, st nd.Status) bool {
 	}
 	l.mu.Lock()
 	var e sent
-	found := l.out.unconf.Len() > 0 && l.out.unconf.At(0).msg == msg
+	found := l.unconf.Len() > 0 && l.unconf.At(0).msg == msg
 	if found {
-		e = l.out.unconf.Pop()
+		e = l.unconf.Pop()
 	}
 	l.mu.Unlock()
 	if !found {
@@ -755,7 +702,8 @@ func (l *link) term(ep *engine.Endpoint, msg uint64, st nd.Status) bool {
 // provider's pull helper goroutine, each copying its part with
 // process_vm_readv at once, on two cores: one core's process_vm_readv (it
 // pins and copies page by page) runs well below what the memory allows.
-// The helper may be slow to wake, or busy with another link's pull, so the poller never waits for a helper
+// The helper may be slow to wake (tens of µs on a busy two-core VM), or
+// busy with another link's pull, so the poller never waits for a helper
 // that has not started: once done with its own part, it takes the
 // helper's part back and copies it too if the helper has not claimed it
 // yet. And the helper's share adapts per link: after each split pull, a
@@ -838,7 +786,7 @@ func (h *pullHelper) run() {
 // returns only once neither copies into sgl any more.
 func (l *link) pull(sgl []nd.SGE, total int, remote []remoteIovec) error {
 	if total < splitMin {
-		return pvmPull(l.peer.pid, sgl, 0, total, remote, &l.r.liovs)
+		return pvmPull(l.pid, sgl, 0, total, remote, &l.r.liovs)
 	}
 	sp := &l.r.split
 	if sp.done == nil {
@@ -851,14 +799,14 @@ func (l *link) pull(sgl []nd.SGE, total int, remote []remoteIovec) error {
 	sp.seq++
 	sp.claim.Store(sp.seq * 4)
 	select {
-	case h.req <- pullJob{split: sp, seq: sp.seq, pid: l.peer.pid, sgl: sgl, off: mine, n: theirs, remote: second}:
+	case h.req <- pullJob{split: sp, seq: sp.seq, pid: l.pid, sgl: sgl, off: mine, n: theirs, remote: second}:
 	default: // the helper has another job waiting: it will not get to this one
 	}
-	err := pvmPull(l.peer.pid, sgl, 0, mine, first, &l.r.liovs)
+	err := pvmPull(l.pid, sgl, 0, mine, first, &l.r.liovs)
 	var herr error
 	if sp.claim.CompareAndSwap(sp.seq*4, sp.seq*4+2) {
 		// Not started: copy it here (the helper will skip it).
-		herr = pvmPull(l.peer.pid, sgl, mine, theirs, second, &l.r.liovs)
+		herr = pvmPull(l.pid, sgl, mine, theirs, second, &l.r.liovs)
 		sp.share = max(sp.share-shareStep, shareMin)
 	} else {
 		select {

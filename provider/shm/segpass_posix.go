@@ -22,9 +22,9 @@ func (l *link) takeSegment(msg []byte, fds []osHandle) bool {
 	if !fixedSizeFile(fds[0], size) {
 		return false
 	}
-	l.maps.peerMu.Lock()
-	defer l.maps.peerMu.Unlock()
-	if _, dup := l.maps.peer[id]; dup || len(l.maps.peer) >= maxPeerSegments {
+	l.segMu.Lock()
+	defer l.segMu.Unlock()
+	if _, dup := l.peerSegs[id]; dup || len(l.peerSegs) >= maxPeerSegments {
 		return false
 	}
 	mem, err := unix.Mmap(fds[0], 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
@@ -34,10 +34,10 @@ func (l *link) takeSegment(msg []byte, fds []osHandle) bool {
 	if err != nil {
 		return false
 	}
-	if l.maps.peer == nil {
-		l.maps.peer = make(map[uint32][]byte)
+	if l.peerSegs == nil {
+		l.peerSegs = make(map[uint32][]byte)
 	}
-	l.maps.peer[id] = mem
+	l.peerSegs[id] = mem
 	return true
 }
 
@@ -47,11 +47,11 @@ func closeShared(fd osHandle) { unix.Close(fd) }
 
 // unmapPeerSegments releases the peer's segments (cleanup).
 func (l *link) unmapPeerSegments() {
-	l.maps.peerMu.Lock()
-	defer l.maps.peerMu.Unlock()
-	for id, m := range l.maps.peer {
+	l.segMu.Lock()
+	defer l.segMu.Unlock()
+	for id, m := range l.peerSegs {
 		unix.Munmap(m)
-		delete(l.maps.peer, id)
+		delete(l.peerSegs, id)
 	}
 }
 
@@ -65,14 +65,14 @@ func (l *link) unmapPeerSegments() {
 // 10 ms) when the application polls on the same processor. A message of
 // another kind, or one not all there yet, stays for the watcher.
 func (l *link) pullSegments() bool {
-	rc, err := l.sock.conn.SyscallConn()
+	rc, err := l.conn.SyscallConn()
 	if err != nil {
 		return false
 	}
 	took, bad := false, false
 	rc.Control(func(fd uintptr) {
-		l.sock.rxMu.Lock()
-		defer l.sock.rxMu.Unlock()
+		l.sockRx.Lock()
+		defer l.sockRx.Unlock()
 		var buf [16]byte
 		for {
 			if t, ok := peekMessageType(int(fd)); !ok || t != msgSegment {

@@ -20,9 +20,9 @@ func (l *link) takeSegment(msg []byte, hs []osHandle) bool {
 	if id == 0 || size == 0 || size > uint64(Info.MaxRegistrationSize) {
 		return false
 	}
-	l.maps.peerMu.Lock()
-	defer l.maps.peerMu.Unlock()
-	if _, dup := l.maps.peer[id]; dup || len(l.maps.peer) >= maxPeerSegments {
+	l.segMu.Lock()
+	defer l.segMu.Unlock()
+	if _, dup := l.peerSegs[id]; dup || len(l.peerSegs) >= maxPeerSegments {
 		return false
 	}
 	h := hs[0]
@@ -32,20 +32,20 @@ func (l *link) takeSegment(msg []byte, hs []osHandle) bool {
 		return false
 	}
 	sec.CloseHandle() // the view stays
-	if l.maps.peer == nil {
-		l.maps.peer = make(map[uint32][]byte)
+	if l.peerSegs == nil {
+		l.peerSegs = make(map[uint32][]byte)
 	}
-	l.maps.peer[id] = sec.Bytes()
+	l.peerSegs[id] = sec.Bytes()
 	return true
 }
 
 // unmapPeerSegments releases the peer's segments (cleanup).
 func (l *link) unmapPeerSegments() {
-	l.maps.peerMu.Lock()
-	defer l.maps.peerMu.Unlock()
-	for id, m := range l.maps.peer {
+	l.segMu.Lock()
+	defer l.segMu.Unlock()
+	for id, m := range l.peerSegs {
 		windows.UnmapViewOfFile(uintptr(addrOf(m)))
-		delete(l.maps.peer, id)
+		delete(l.peerSegs, id)
 	}
 }
 

@@ -64,8 +64,8 @@ func (t *transport) deliver(pl *portListener, c *setupConn, req *request, seg *s
 	l := newLink(t, c, false, seg, bells)
 	l.local = netip.AddrPortFrom(pl.addr, pl.port)
 	l.remote = remote
-	l.peer.pid = pid
-	l.peer.probe, l.peer.probeAddr = req.probe, req.probeAddr
+	l.pid = pid
+	l.peerProbe, l.peerProbeAddr = req.probe, req.probeAddr
 	events, err := pl.l.Deliver(engine.ConnRequest{
 		Local: l.local, Remote: l.remote, Protocol: req.protocol,
 		IRD: req.ird, ORD: req.ord, PrivateData: req.pd,

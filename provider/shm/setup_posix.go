@@ -48,8 +48,8 @@ func closeAll(fds []osHandle) {
 
 // send writes one setup message, with descriptors.
 func (l *link) send(b []byte, fds []osHandle) error {
-	l.sock.sendMu.Lock()
-	defer l.sock.sendMu.Unlock()
-	l.sock.conn.SetWriteDeadline(time.Now().Add(l.t.p.cfg.HandshakeTimeout))
-	return writeMessage(l.sock.conn, b, fds)
+	l.sendMu.Lock()
+	defer l.sendMu.Unlock()
+	l.conn.SetWriteDeadline(time.Now().Add(l.t.p.cfg.HandshakeTimeout))
+	return writeMessage(l.conn, b, fds)
 }

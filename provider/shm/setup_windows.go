@@ -111,8 +111,8 @@ func (l *link) send(b []byte, hs []osHandle) error {
 		vals[i] = uint64(h)
 	}
 	msg := appendHandleValues(append(make([]byte, 0, len(b)+8*len(hs)+1), b...), vals)
-	l.sock.sendMu.Lock()
-	defer l.sock.sendMu.Unlock()
-	l.sock.conn.c.SetWriteDeadline(time.Now().Add(l.t.p.cfg.HandshakeTimeout))
-	return l.sock.conn.c.WriteMessage(msg)
+	l.sendMu.Lock()
+	defer l.sendMu.Unlock()
+	l.conn.c.SetWriteDeadline(time.Now().Add(l.t.p.cfg.HandshakeTimeout))
+	return l.conn.c.WriteMessage(msg)
 }

@@ -221,7 +221,7 @@ func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engi
 	l := newLink(t, c, true, seg, bells)
 	l.local = netip.AddrPortFrom(d.Local, port)
 	l.remote = d.Remote
-	l.peer.pid = peerPID(c)
+	l.pid = peerPID(c)
 	l.events = events
 	req := request{
 		protocol: d.Protocol, ird: d.IRD, ord: d.ORD, ringSize: t.p.cfg.RingSize,

@@ -295,7 +295,7 @@ func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engi
 	l := newLink(t, c, true, seg, bells)
 	l.local = netip.AddrPortFrom(d.Local, port)
 	l.remote = d.Remote
-	l.peer.pid = pid
+	l.pid = pid
 	l.events = events
 	t.mu.Lock()
 	t.reserved[l] = hold

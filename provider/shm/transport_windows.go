@@ -285,7 +285,7 @@ func (t *transport) Dial(ctx context.Context, d *engine.DialRequest, events engi
 	l := newLink(t, c, true, seg, bells)
 	l.local = netip.AddrPortFrom(d.Local, port)
 	l.remote = d.Remote
-	l.peer.pid = c.proc
+	l.pid = c.proc
 	l.events = events
 	req := request{
 		protocol: d.Protocol, ird: d.IRD, ord: d.ORD, ringSize: t.p.cfg.RingSize,

@@ -27,9 +27,11 @@ const (
 	// visits): the looks between two asks then cost about what an ask
 	// (a system call, a few hundred ns on a virtual machine) does. An
 	// empty poll with no link hot costs a counter, not a system call, and
-	// an armed link that rang waits at most this many looks, however many
-	// links are hot (counting passes instead would make it wait longer the
-	// more links are hot).
+	// an armed link that rang waits at most this many looks, well under a
+	// microsecond of a polling application, however many links are hot.
+	// (Counting passes instead made a pass over 16 hot links, 0.8 us,
+	// wait 32 passes for the kernel: 17 us per message at 1000
+	// connections.)
 	epollLooks = 32
 	// armIdlePasses: a hot link is armed once this many passes in a row
 	// found its ring empty. Staying hot costs a look per pass; being armed
@@ -40,7 +42,11 @@ const (
 	// in renting skis until their price would have bought them. A lone
 	// busy link stays hot through the gaps of a ping-pong, links that keep
 	// traffic across rounds stay hot through a round, and each link left
-	// idle after a burst costs this many looks before it is armed.
+	// idle after a burst costs this many looks before it is armed. (A
+	// budget shared by the hot links, 4096 looks over len(hot), kept the
+	// links of a ping-pong over 1000 connections hot for half a
+	// millisecond each, so that about 55 were hot at any time and every
+	// pass visited all of them.)
 	armIdlePasses = 32
 	// pollerGone is how long the application may go without polling
 	// before the progress goroutine takes over its links: long enough

@@ -116,23 +116,23 @@ func (l *link) Transmit(wr *engine.WorkRequest) (bool, nd.Status) {
 		}
 	}
 	l.mu.Lock()
-	if l.life.ended() {
+	if l.closing {
 		l.mu.Unlock()
 		return true, nd.ErrCanceled
 	}
-	l.out.nextMsg++
-	msg := l.out.nextMsg
-	l.out.unconf.Push(sent{wr: wr, seq: wr.Seq, msg: msg})
-	l.post.quiet = false
-	rv := l.out.rvOut && l.rendezvous(wr)
+	l.nextMsg++
+	msg := l.nextMsg
+	l.unconf.Push(sent{wr: wr, seq: wr.Seq, msg: msg})
+	l.txQuiet = false
+	rv := l.rvOut && l.rendezvous(wr)
 	// A silent Send goes quiet (the peer may hold its Ack back, and the
 	// request its queue entry) unless it fills the endpoint's outbound
 	// queue: then the peer acknowledges it, and every request before it,
 	// as it handles it, so that a side answering with silent Sends gets
 	// its entries back in time for its next Send.
-	quiet := wr.Flags&nd.FlagSilentSuccess != 0 && l.out.unconf.Len() < l.out.sendDepth
+	quiet := wr.Flags&nd.FlagSilentSuccess != 0 && l.unconf.Len() < l.sendDepth
 	j := l.addJobLocked(jobWR)
-	j.wr, j.msg, j.pvm, j.rv, j.quiet = wr, msg, l.out.pvmOut, rv, quiet
+	j.wr, j.msg, j.pvm, j.rv, j.quiet = wr, msg, l.pvmOut, rv, quiet
 	l.kickLocked()
 	l.mu.Unlock()
 	return false, nd.Success
@@ -144,8 +144,8 @@ func (l *link) Transmit(wr *engine.WorkRequest) (bool, nd.Status) {
 // which the processor cannot forward from them (a stall on every post;
 // see engine.WorkRequest.reset).
 func (l *link) addJobLocked(kind jobKind) *job {
-	l.out.jobs = append(l.out.jobs, job{})
-	j := &l.out.jobs[len(l.out.jobs)-1]
+	l.jobs = append(l.jobs, job{})
+	j := &l.jobs[len(l.jobs)-1]
 	j.kind = kind
 	return j
 }
@@ -164,12 +164,12 @@ func (l *link) rendezvous(wr *engine.WorkRequest) bool {
 // writer goroutine has them, and starts the writer for the rest: it runs
 // only while jobs wait for room.
 func (l *link) kickLocked() {
-	if l.out.writing || l.life.ended() {
+	if l.writing || l.closing {
 		return
 	}
 	l.runJobsLocked()
-	if len(l.out.jobs) > l.out.jobHead || l.out.txErr != nil {
-		l.out.writing = true
+	if len(l.jobs) > l.jobHead || l.txErr != nil {
+		l.writing = true
 		l.wg.Add(1)
 		go l.writer() // the method value made once (newLink): no allocation
 		if !l.t.progress.woke.Load() {
@@ -183,26 +183,26 @@ func (l *link) kickLocked() {
 // ring is full).
 func (l *link) runJobsLocked() int {
 	need := 0
-	for l.out.jobHead < len(l.out.jobs) && l.out.txErr == nil {
-		j := &l.out.jobs[l.out.jobHead]
+	for l.jobHead < len(l.jobs) && l.txErr == nil {
+		j := &l.jobs[l.jobHead]
 		done, n := l.encode(j)
 		if !done {
 			need = n
 			break
 		}
 		if j.kind == jobReadResp {
-			l.out.readResps--
+			l.readResps--
 			if j.snap {
 				l.putSnapLocked(j.src)
 			}
 		}
 		*j = job{}
-		l.out.jobHead++
+		l.jobHead++
 	}
-	if l.out.jobHead == len(l.out.jobs) {
-		l.out.jobs, l.out.jobHead = l.out.jobs[:0], 0
+	if l.jobHead == len(l.jobs) {
+		l.jobs, l.jobHead = l.jobs[:0], 0
 	}
-	l.out.tx.Publish()
+	l.tx.Publish()
 	return need
 }
 
@@ -219,7 +219,7 @@ func (l *link) encodeTerm(msg uint64, st nd.Status) (bool, int) {
 	}
 	putU64(b, msg)
 	putU32(b[8:], uint32(st))
-	l.out.txErr = errTerminated
+	l.txErr = errTerminated
 	return true, 0
 }
 
@@ -245,19 +245,18 @@ func (l *link) readPiece(j *job, dst []byte) bool {
 
 // reserve appends a record; nil when the ring is full (or broken: txErr).
 func (l *link) reserve(typ, aux uint16, n int) []byte {
-	b, err := l.out.tx.Reserve(typ, aux, n)
+	b, err := l.tx.Reserve(typ, aux, n)
 	if err != nil {
-		l.out.txErr = err
+		l.txErr = err
 		return nil
 	}
 	return b
 }
 
 // encode writes as much of j as fits. It returns done, or the payload size
-// of the record it could not place. Each kind of job has its encoder
-// below; a job that does not fit whole resumes where it stopped (j.off,
-// j.started) at the next call.
+// of the record it could not place.
 func (l *link) encode(j *job) (bool, int) {
+	maxData := l.tx.MaxPayload() - sendHeader
 	switch j.kind {
 	case jobAck:
 		b := l.reserve(recAck, 0, 8)
@@ -269,159 +268,116 @@ func (l *link) encode(j *job) (bool, int) {
 	case jobTerm:
 		return l.encodeTerm(j.msg, j.termSt)
 	case jobReadResp:
-		return l.encodeReadResponse(j)
+		for j.off < len(j.src) {
+			n := min(len(j.src)-j.off, maxData)
+			b := l.reserve(recReadData, 0, moreHeader+n)
+			if b == nil {
+				return false, moreHeader + n
+			}
+			putU64(b, j.msg)
+			if !l.readPiece(j, b[moreHeader:]) {
+				// The window went away after the Read was accepted: the
+				// record goes back, and a Terminate in its place (it
+				// needs no more room) fails the peer's Read; the link
+				// ends.
+				l.tx.Unreserve()
+				l.endStatus, l.endNotify = nd.ErrCanceled, true
+				return l.encodeTerm(j.msg, nd.ErrAccessViolation)
+			}
+			j.off += n
+		}
+		return true, 0
 	}
-	switch j.wr.Op {
+	wr := j.wr
+	switch wr.Op {
 	case engine.OpSend, engine.OpSendInvalidate:
 		if j.rv {
 			return l.encodeRendezvous(j)
 		}
-		return l.encodeSend(j)
+		for !j.started || j.off < wr.Length {
+			n := min(wr.Length-j.off, maxData)
+			aux := uint16(0)
+			if j.off+n == wr.Length {
+				aux |= auxLast
+			}
+			hdr := moreHeader
+			typ := uint16(recSendMore)
+			if !j.started {
+				hdr, typ = sendHeader, recSend
+				if wr.Flags&nd.FlagSendAndSolicitEvent != 0 {
+					aux |= auxSolicited
+				}
+				if wr.Op == engine.OpSendInvalidate {
+					aux |= auxInvalidate
+				}
+				if j.quiet {
+					aux |= auxQuiet
+				}
+			}
+			b := l.reserve(typ, aux, hdr+n)
+			if b == nil {
+				return false, hdr + n
+			}
+			putU64(b, j.msg)
+			if !j.started {
+				putU32(b[8:], uint32(wr.Length))
+				putU32(b[12:], wr.Remote.Token)
+				j.started = true
+			}
+			gatherAt(b[hdr:], wr.SGL, j.off)
+			j.off += n
+		}
+		return true, 0
 	case engine.OpWrite, engine.OpRead:
 		if !j.started {
-			if n, ok := l.encodeRDMAHeader(j); !ok {
+			typ := uint16(recWrite)
+			if wr.Op == engine.OpRead {
+				typ = recRead
+			}
+			n := rdmaHeader
+			aux := uint16(0)
+			if j.pvm {
+				aux = auxByAddress
+				for i := range wr.SGL {
+					if len(wr.SGL[i].Buffer) > 0 {
+						n += iovSize
+					}
+				}
+			}
+			b := l.reserve(typ, aux, n)
+			if b == nil {
 				return false, n
 			}
-			if j.pvm || j.wr.Op == engine.OpRead {
+			putU64(b, j.msg)
+			putU64(b[8:], wr.Remote.Base+wr.Offset)
+			putU32(b[16:], wr.Remote.Token)
+			putU32(b[20:], uint32(wr.Length))
+			if j.pvm {
+				p := b[rdmaHeader:]
+				for i := range wr.SGL {
+					if buf := wr.SGL[i].Buffer; len(buf) > 0 {
+						putU64(p, addrOf(buf))
+						putU64(p[8:], uint64(len(buf)))
+						p = p[iovSize:]
+					}
+				}
+			}
+			j.started = true
+			if j.pvm || wr.Op == engine.OpRead {
 				return true, 0
 			}
 		}
-		return l.encodeWriteData(j)
-	}
-	return true, 0
-}
-
-// maxData is the most data one record carries after its header.
-func (l *link) maxData() int { return l.out.tx.MaxPayload() - sendHeader }
-
-// encodeReadResponse writes the response to the peer's Read j, in
-// readData records.
-func (l *link) encodeReadResponse(j *job) (bool, int) {
-	maxData := l.maxData()
-	for j.off < len(j.src) {
-		n := min(len(j.src)-j.off, maxData)
-		b := l.reserve(recReadData, 0, moreHeader+n)
-		if b == nil {
-			return false, moreHeader + n
-		}
-		putU64(b, j.msg)
-		if !l.readPiece(j, b[moreHeader:]) {
-			// The window went away after the Read was accepted: the
-			// record goes back, and a Terminate in its place (it needs no
-			// more room) fails the peer's Read; the link ends.
-			l.out.tx.Unreserve()
-			l.out.endStatus, l.out.endNotify = nd.ErrCanceled, true
-			return l.encodeTerm(j.msg, nd.ErrAccessViolation)
-		}
-		j.off += n
-	}
-	return true, 0
-}
-
-// encodeSend writes the Send j through the ring: a send record, then
-// sendMore records for what did not fit in it.
-func (l *link) encodeSend(j *job) (bool, int) {
-	wr := j.wr
-	maxData := l.maxData()
-	for !j.started || j.off < wr.Length {
-		n := min(wr.Length-j.off, maxData)
-		aux := uint16(0)
-		if j.off+n == wr.Length {
-			aux |= auxLast
-		}
-		hdr := moreHeader
-		typ := uint16(recSendMore)
-		if !j.started {
-			hdr, typ = sendHeader, recSend
-			aux |= sendAux(wr)
-			if j.quiet {
-				aux |= auxQuiet
+		for j.off < wr.Length {
+			n := min(wr.Length-j.off, maxData)
+			b := l.reserve(recWriteData, 0, moreHeader+n)
+			if b == nil {
+				return false, moreHeader + n
 			}
+			putU64(b, j.msg)
+			gatherAt(b[moreHeader:], wr.SGL, j.off)
+			j.off += n
 		}
-		b := l.reserve(typ, aux, hdr+n)
-		if b == nil {
-			return false, hdr + n
-		}
-		putU64(b, j.msg)
-		if !j.started {
-			putU32(b[8:], uint32(wr.Length))
-			putU32(b[12:], wr.Remote.Token)
-			j.started = true
-		}
-		gatherAt(b[hdr:], wr.SGL, j.off)
-		j.off += n
-	}
-	return true, 0
-}
-
-// sendAux returns the aux bits a Send's first record carries for its
-// flags and operation.
-func sendAux(wr *engine.WorkRequest) uint16 {
-	aux := uint16(0)
-	if wr.Flags&nd.FlagSendAndSolicitEvent != 0 {
-		aux |= auxSolicited
-	}
-	if wr.Op == engine.OpSendInvalidate {
-		aux |= auxInvalidate
-	}
-	return aux
-}
-
-// encodeRDMAHeader writes the write or read record of the Write or Read
-// j, with its buffers by address when the peer copies them (j.pvm). It
-// returns the payload size and false when the record does not fit.
-func (l *link) encodeRDMAHeader(j *job) (int, bool) {
-	wr := j.wr
-	typ := uint16(recWrite)
-	if wr.Op == engine.OpRead {
-		typ = recRead
-	}
-	n := rdmaHeader
-	aux := uint16(0)
-	if j.pvm {
-		aux = auxByAddress
-		for i := range wr.SGL {
-			if len(wr.SGL[i].Buffer) > 0 {
-				n += iovSize
-			}
-		}
-	}
-	b := l.reserve(typ, aux, n)
-	if b == nil {
-		return n, false
-	}
-	putU64(b, j.msg)
-	putU64(b[8:], wr.Remote.Base+wr.Offset)
-	putU32(b[16:], wr.Remote.Token)
-	putU32(b[20:], uint32(wr.Length))
-	if j.pvm {
-		p := b[rdmaHeader:]
-		for i := range wr.SGL {
-			if buf := wr.SGL[i].Buffer; len(buf) > 0 {
-				putU64(p, addrOf(buf))
-				putU64(p[8:], uint64(len(buf)))
-				p = p[iovSize:]
-			}
-		}
-	}
-	j.started = true
-	return 0, true
-}
-
-// encodeWriteData writes the data of the Write j through the ring, in
-// writeData records after its write record.
-func (l *link) encodeWriteData(j *job) (bool, int) {
-	wr := j.wr
-	maxData := l.maxData()
-	for j.off < wr.Length {
-		n := min(wr.Length-j.off, maxData)
-		b := l.reserve(recWriteData, 0, moreHeader+n)
-		if b == nil {
-			return false, moreHeader + n
-		}
-		putU64(b, j.msg)
-		gatherAt(b[moreHeader:], wr.SGL, j.off)
-		j.off += n
+		return true, 0
 	}
 	return true, 0
 }
@@ -440,12 +396,19 @@ func (l *link) encodeRendezvous(j *job) (bool, int) {
 			if ok {
 				typ, entry = recSendRVSeg, segIovSize
 			}
-			l.out.rvSegs[k] = segRef{id: id, off: off}
+			l.rvSegs[k] = segRef{id: id, off: off}
 			k++
 		}
 	}
 	n := sendHeader + k*entry
-	b := l.reserve(typ, sendAux(wr), n)
+	aux := uint16(0)
+	if wr.Flags&nd.FlagSendAndSolicitEvent != 0 {
+		aux |= auxSolicited
+	}
+	if wr.Op == engine.OpSendInvalidate {
+		aux |= auxInvalidate
+	}
+	b := l.reserve(typ, aux, n)
 	if b == nil {
 		return false, n
 	}
@@ -459,15 +422,15 @@ func (l *link) encodeRendezvous(j *job) (bool, int) {
 			putU64(p, addrOf(buf))
 			putU64(p[8:], uint64(len(buf)))
 			if entry == segIovSize {
-				putU32(p[16:], l.out.rvSegs[k].id)
+				putU32(p[16:], l.rvSegs[k].id)
 				putU32(p[20:], 0)
-				putU64(p[24:], l.out.rvSegs[k].off)
+				putU64(p[24:], l.rvSegs[k].off)
 			}
 			p = p[entry:]
 			k++
 		}
 	}
-	l.out.rvLastMsg, l.out.rvLastEnd = j.msg, l.out.tx.Reserved()
+	l.rvLastMsg, l.rvLastEnd = j.msg, l.tx.Reserved()
 	l.t.rvSent.Add(1)
 	return true, 0
 }
@@ -513,29 +476,29 @@ func (l *link) writeLoop() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for {
-		if l.life.ended() {
-			l.out.writing = false
+		if l.closing {
+			l.writing = false
 			return
 		}
 		need := l.runJobsLocked()
-		if l.out.txErr != nil {
+		if l.txErr != nil {
 			st, notify := nd.ErrConnectionAborted, true // the ring broke
-			if l.out.txErr == errTerminated {
-				st, notify = l.out.endStatus, l.out.endNotify
+			if l.txErr == errTerminated {
+				st, notify = l.endStatus, l.endNotify
 			}
-			l.out.writing = false
+			l.writing = false
 			l.mu.Unlock()
 			l.shutdown(st, notify)
 			l.mu.Lock()
 			return
 		}
-		if l.out.jobHead == len(l.out.jobs) {
-			l.out.writing = false
+		if l.jobHead == len(l.jobs) {
+			l.writing = false
 			return
 		}
-		ok, err := l.out.tx.ArmRoom(need)
+		ok, err := l.tx.ArmRoom(need)
 		if err != nil {
-			l.out.txErr = err
+			l.txErr = err
 			continue
 		}
 		if ok {
@@ -544,9 +507,9 @@ func (l *link) writeLoop() {
 		l.mu.Unlock()
 		werr := l.txRoom.Wait()
 		l.mu.Lock()
-		l.out.tx.Disarm()
+		l.tx.Disarm()
 		if werr != nil {
-			l.out.writing = false
+			l.writing = false
 			return
 		}
 	}
@@ -555,11 +518,11 @@ func (l *link) writeLoop() {
 // queueAckLocked acknowledges every inbound message up to upTo, after the
 // jobs already queued (a Read response through the ring).
 func (l *link) queueAckLocked(upTo uint64) {
-	if l.life.ended() {
+	if l.closing {
 		return
 	}
-	if n := len(l.out.jobs); n > l.out.jobHead && l.out.jobs[n-1].kind == jobAck && n-1 > l.out.jobHead {
-		l.out.jobs[n-1].msg = upTo
+	if n := len(l.jobs); n > l.jobHead && l.jobs[n-1].kind == jobAck && n-1 > l.jobHead {
+		l.jobs[n-1].msg = upTo
 		return
 	}
 	l.addJobLocked(jobAck).msg = upTo

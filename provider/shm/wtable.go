@@ -150,7 +150,7 @@ func (l *link) WindowBound(token uint32, base uint64, buf []byte, rights nd.Flag
 	}
 	t := &l.pub
 	t.mu.Lock()
-	if t.mem == nil || l.life.ended() {
+	if t.mem == nil || l.closed.Load() {
 		t.mu.Unlock()
 		return
 	}
@@ -288,9 +288,9 @@ func (l *link) shareSegment(buf []byte) (id uint32, off uint64, ok bool) {
 	if !ok {
 		return 0, 0, false
 	}
-	l.maps.sharedMu.Lock()
-	defer l.maps.sharedMu.Unlock()
-	if l.maps.shared[id] {
+	l.sharedMu.Lock()
+	defer l.sharedMu.Unlock()
+	if l.shared[id] {
 		return id, off, true
 	}
 	// Not passed yet: look again for its memfd (and use what this lookup
@@ -304,10 +304,10 @@ func (l *link) shareSegment(buf []byte) (id uint32, off uint64, ok bool) {
 	if err != nil {
 		return 0, 0, false
 	}
-	if l.maps.shared == nil {
-		l.maps.shared = make(map[uint32]bool)
+	if l.shared == nil {
+		l.shared = make(map[uint32]bool)
 	}
-	l.maps.shared[id] = true
+	l.shared[id] = true
 	return id, off, true
 }
 
@@ -323,9 +323,9 @@ func (l *link) sendSegment(id uint32, size int, fd osHandle) error {
 }
 
 func (l *link) peerSegment(id uint32) []byte {
-	l.maps.peerMu.RLock()
-	defer l.maps.peerMu.RUnlock()
-	return l.maps.peer[id]
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	return l.peerSegs[id]
 }
 
 // direct carries out the Read or Write wr itself against the peer's
@@ -344,18 +344,18 @@ func (l *link) direct(wr *engine.WorkRequest) bool {
 	if wr.Length == 0 || l.t.p.cfg.OneSided != OneSidedAuto {
 		return false
 	}
-	if !l.post.quiet {
+	if !l.txQuiet {
 		l.mu.Lock()
-		l.post.quiet = !l.life.ended() && l.out.unconf.Len() == 0
+		l.txQuiet = !l.closing && l.unconf.Len() == 0
 		l.mu.Unlock()
-		if !l.post.quiet {
+		if !l.txQuiet {
 			return false
 		}
 	}
-	// shutdown makes the link linkClosing before cleanup waits for the endpoint's
+	// shutdown sets closed before cleanup waits for the endpoint's
 	// Transmit to end (engine.Endpoint.WaitTransmit): either this sees
-	// that and does not copy, or cleanup waits for this copy.
-	return !l.life.ended() && l.directCopy(wr)
+	// closed and does not copy, or cleanup waits for this copy.
+	return !l.closed.Load() && l.directCopy(wr)
 }
 
 // directCopy finds wr's window in the peer's table and copies under the
@@ -372,7 +372,7 @@ func (l *link) directCopy(wr *engine.WorkRequest) bool {
 	if write {
 		need = rightWrite
 	}
-	tab := l.peer.tab
+	tab := l.peerTab
 	start := int(token % tableEntries)
 	for k := range tableEntries {
 		i := (start + k) % tableEntries
@@ -400,14 +400,14 @@ func (l *link) directCopy(wr *engine.WorkRequest) bool {
 		}
 		var mem []byte
 		if segID != 0 {
-			seg := l.post.seg
-			if segID != l.post.segID {
+			seg := l.dSeg
+			if segID != l.dSegID {
 				seg = l.peerSegment(segID)
 				if seg == nil && l.pullSegments() {
 					seg = l.peerSegment(segID)
 				}
 				if seg != nil {
-					l.post.segID, l.post.seg = segID, seg
+					l.dSegID, l.dSeg = segID, seg
 				}
 			}
 			if seg != nil {
@@ -428,14 +428,14 @@ func (l *link) directCopy(wr *engine.WorkRequest) bool {
 			case mem != nil && write:
 				gatherAt(mem, wr.SGL, 0)
 				ok = true
-				l.post.segOps++
+				l.segOps++
 			case mem != nil:
 				// The built-in copy, not engine.Copy: see there.
 				for i := range wr.SGL {
 					mem = mem[copy(wr.SGL[i].Buffer, mem):]
 				}
 				ok = true
-				l.post.segOps++
+				l.segOps++
 			default:
 				ok = l.pvmDirect(wr.SGL, base+off, int(n), write) == nil
 			}
@@ -445,7 +445,7 @@ func (l *link) directCopy(wr *engine.WorkRequest) bool {
 			futexWakeAll(infl)
 		}
 		if ok {
-			l.post.directOps++
+			l.directOps++
 		}
 		return ok
 	}
@@ -456,6 +456,6 @@ func (l *link) directCopy(wr *engine.WorkRequest) bool {
 // memory at remote with process_vm_writev (write) or process_vm_readv.
 // Only the caller of Transmit uses the link's iovec scratch space.
 func (l *link) pvmDirect(sgl []nd.SGE, remote uint64, n int, write bool) error {
-	l.post.remote[0] = remoteIovec{Base: uintptr(remote), Len: n}
-	return pvmSGL(l.peer.pid, sgl, 0, n, l.post.remote[:], &l.post.iov, write)
+	l.dRemote[0] = remoteIovec{Base: uintptr(remote), Len: n}
+	return pvmSGL(l.pid, sgl, 0, n, l.dRemote[:], &l.dIov, write)
 }
