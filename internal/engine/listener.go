@@ -97,15 +97,36 @@ const connectorClosed = "the connector is closed"
 
 // GetConnectionRequest implements nd.Listener.
 func (l *Listener) GetConnectionRequest(ctx context.Context, conn nd.Connector) error {
+	return l.QueueConnectionRequest(conn)(ctx)
+}
+
+// QueueConnectionRequest is GetConnectionRequest in two halves, for a
+// caller whose calls must keep their order while their waits run on other
+// goroutines (the ND provider DLL): at once, it binds conn to the oldest
+// pending request or queues conn behind the calls made before it; the
+// function it returns reports the outcome, waiting for a request until ctx
+// ends (which withdraws conn from the queue). That function must be called
+// exactly once. Safe for concurrent use.
+func (l *Listener) QueueConnectionRequest(conn nd.Connector) (wait func(ctx context.Context) error) {
+	w, err := l.queueConnectionRequest(conn)
+	if w == nil {
+		return func(context.Context) error { return err }
+	}
+	return func(ctx context.Context) error { return l.awaitConnectionRequest(ctx, w) }
+}
+
+// queueConnectionRequest binds conn to a pending request (nil, nil),
+// queues it (its waiter, nil), or refuses it (nil, the error).
+func (l *Listener) queueConnectionRequest(conn nd.Connector) (*connectionRequest, error) {
 	l.mu.Lock()
 	st := l.a.closedStatus(l.closed)
 	l.mu.Unlock()
 	if st != nd.Success {
-		return st
+		return nil, st
 	}
 	c, ok := conn.(*Connector)
 	if !ok || c == nil || c.a != l.a {
-		return ndrules.Arg("GetConnectionRequest", "c", nd.ErrInvalidParameter1, "not a connector of this adapter")
+		return nil, ndrules.Arg("GetConnectionRequest", "c", nd.ErrInvalidParameter1, "not a connector of this adapter")
 	}
 	c.mu.Lock()
 	closed := c.closed
@@ -113,14 +134,14 @@ func (l *Listener) GetConnectionRequest(ctx context.Context, conn nd.Connector) 
 	c.mu.Unlock()
 	switch {
 	case closed:
-		return ndrules.Arg("GetConnectionRequest", "c", nd.ErrInvalidParameter1, connectorClosed)
+		return nil, ndrules.Arg("GetConnectionRequest", "c", nd.ErrInvalidParameter1, connectorClosed)
 	case busy:
-		return nd.ErrInvalidDeviceState
+		return nil, nd.ErrInvalidDeviceState
 	}
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
-		return l.a.closedStatus(true)
+		return nil, l.a.closedStatus(true)
 	}
 	for len(l.pending) > 0 {
 		t := l.pending[0]
@@ -133,11 +154,11 @@ func (l *Listener) GetConnectionRequest(ctx context.Context, conn nd.Connector) 
 		}
 		if !bind(t, c) {
 			l.mu.Unlock()
-			return ndrules.Arg("GetConnectionRequest", "c", nd.ErrInvalidParameter1, connectorClosed) // c closed meanwhile; t stays pending
+			return nil, ndrules.Arg("GetConnectionRequest", "c", nd.ErrInvalidParameter1, connectorClosed) // c closed meanwhile; t stays pending
 		}
 		l.pending = l.pending[1:]
 		l.mu.Unlock()
-		return nil
+		return nil, nil
 	}
 	w := &connectionRequest{c: c, done: make(chan bool, 1)}
 	l.waiters = append(l.waiters, w)
@@ -146,11 +167,17 @@ func (l *Listener) GetConnectionRequest(ctx context.Context, conn nd.Connector) 
 		c.mu.Unlock()
 		l.waiters = l.waiters[:len(l.waiters)-1]
 		l.mu.Unlock()
-		return &nd.OpError{Op: "GetConnectionRequest", Status: nd.ErrCanceled}
+		return nil, &nd.OpError{Op: "GetConnectionRequest", Status: nd.ErrCanceled}
 	}
 	c.waitingOn = l
 	c.mu.Unlock()
 	l.mu.Unlock()
+	return w, nil
+}
+
+// awaitConnectionRequest waits for the request bound to w's connector.
+func (l *Listener) awaitConnectionRequest(ctx context.Context, w *connectionRequest) error {
+	c := w.c
 	select {
 	case ok := <-w.done:
 		if !ok {

@@ -237,7 +237,5 @@ func (ls *Listen1) GetConnectionRequest(c *Connector1, ov *ndabi.Overlapped) nd.
 	if ov == nil {
 		return nd.ErrInvalidParameter2
 	}
-	return ls.start(ls.ad.file, ov, nd.ErrInvalidParameter2, func(ctx context.Context) nd.Status {
-		return status(ls.l.GetConnectionRequest(ctx, c.c))
-	})
+	return ls.startInOrder(ls.ad.file, ov, nd.ErrInvalidParameter2, queueConnectionRequest(ls.l, c.c))
 }

@@ -389,7 +389,5 @@ func (ls *Listener2) GetConnectionRequest(c *Connector2, ov *ndabi.Overlapped) n
 	case ov == nil:
 		return nd.ErrInvalidParameter2
 	}
-	return ls.start(ls.file, ov, nd.ErrInvalidParameter2, func(ctx context.Context) nd.Status {
-		return status(l.GetConnectionRequest(ctx, c.own))
-	})
+	return ls.startInOrder(ls.file, ov, nd.ErrInvalidParameter2, queueConnectionRequest(l, c.own))
 }

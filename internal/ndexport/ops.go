@@ -51,6 +51,14 @@ const keepFinished = 4096
 // ND_PENDING, or busy when ov is in use by a request not yet complete. The
 // request holds b until it is done.
 func (b *Base) start(f File, ov *ndabi.Overlapped, busy nd.Status, run func(ctx context.Context) nd.Status) nd.Status {
+	return b.startInOrder(f, ov, busy, func() func(ctx context.Context) nd.Status { return run })
+}
+
+// startInOrder is start for a request whose first half must happen before
+// the call returns, so that requests keep the order they were made in:
+// begin runs on the caller's goroutine once ov is taken, and the function
+// it returns finishes the request on another.
+func (b *Base) startInOrder(f File, ov *ndabi.Overlapped, busy nd.Status, begin func() func(ctx context.Context) nd.Status) nd.Status {
 	ctx, cancel := context.WithCancel(context.Background())
 	o := &op{ov: ov, cancel: cancel, done: make(chan struct{})}
 	requests.mu.Lock()
@@ -67,6 +75,7 @@ func (b *Base) start(f File, ov *ndabi.Overlapped, busy nd.Status, run func(ctx 
 	atomic.StoreUintptr(&ov.InternalHigh, 0)
 	atomic.StoreUintptr(&ov.Internal, ndabi.STATUS_PENDING)
 	b.hold()
+	run := begin()
 	go func() {
 		st := run(ctx)
 		cancel()
