@@ -255,7 +255,7 @@ def hosts(p):
 out = ["MPI's all-to-all between P processes started by MPICH's mpiexec over network namespaces standing for hosts (bench/alltoall.sh)",
        f"placement: {ppn} ranks per namespace (1 for P = 2), every rank of a job started by mpiexec -n P (Hydra {mpich}), its rank from PMI",
        "nd: bench/alltoall -mode nd: package mesh, shm between the ranks of a namespace, tcp between namespaces, every endpoint",
-       f"    of a provider on one completion queue; an idle rank polls for {spin}, then waits in Notify",
+       f"    of a provider on one completion queue, a dissemination barrier; an idle rank polls for {spin}, then waits in Notify",
        f"mpi: bench/alltoall/mpi/alltoall.c, MPI_Barrier then MPI_Alltoall (Debian's MPICH {mpich}, ch4:ucx, UCX_TLS={ucx_tls or '(UCX chooses)'})",
        "exchange: the slowest rank's time from its release from the barrier until its part of the all-to-all completed; every byte checked",
        f"median and quartiles of {reps} exchanges in each of {rounds} sweeps, the modes taking turns; nd/mpi: nd's median over mpi's (at most 1.00: target met)",

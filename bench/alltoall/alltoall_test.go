@@ -92,6 +92,14 @@ func TestExchange(t *testing.T) {
 	}
 }
 
+// TestExchangeOddRanks: the barrier's stages with P not a power of two,
+// over more rounds than the control Receives' two slots.
+func TestExchangeOddRanks(t *testing.T) {
+	for _, p := range []int{3, 5} {
+		t.Run(fmt.Sprint(p), func(t *testing.T) { exchange(t, "nd", p, 24, 6) })
+	}
+}
+
 // TestExchangeTwoRanks: the smallest run, an odd message size.
 func TestExchangeTwoRanks(t *testing.T) {
 	for _, mode := range []string{"nd", "go"} {

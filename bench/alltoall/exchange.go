@@ -43,13 +43,16 @@ func (p params) validate() error {
 // other (mode nd: a mesh built through the job's key-value space; mode go:
 // rank i dials every rank above it, at the address it published there, and
 // the dialing side's first message is a hello). Then come Reps+1 barrier
-// rounds through rank 0: every other rank posts what it will receive,
-// sends ready(k) to rank 0 and waits for go(k); rank 0 waits for every
-// ready(k) and answers go(k). After round k < Reps every rank sends M
+// rounds. Mode nd's is a dissemination barrier (nd.go): every rank posts
+// what it will receive, then in stage j sends to rank me+2^j and waits for
+// rank me-2^j, so that the ranks leave it about at once. Mode go's goes
+// through rank 0: every other rank sends ready(k) to rank 0 and waits for
+// go(k); rank 0 waits for every ready(k) and answers go(k). After round
+// k < Reps every rank sends M
 // bytes to every other rank, in rank-rotated order, and waits until all its
 // sends and receives completed; that is the timed exchange. The last round
-// (k = Reps) carries no exchange: its go is the goodbye, after which no rank
-// has anything in flight toward another.
+// (k = Reps) carries no exchange: after it no rank has anything in flight
+// toward another.
 type rank interface {
 	// Run connects to the job's other ranks, runs the exchanges, checks
 	// every byte received, and returns each exchange's duration as this

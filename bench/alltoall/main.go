@@ -12,7 +12,8 @@
 // completion queue; in mode go each rank publishes a TCP listener's
 // address in the job's key-value space and uses net.Conn with a goroutine
 // reading each connection. All ranks meet in a barrier before each
-// exchange (through rank 0, over the same connections), and each rank
+// exchange (over the same connections: mode nd's a dissemination barrier,
+// mode go's through rank 0), and each rank
 // times its exchange from its release until its last send and receive
 // completed. It prints one line:
 //

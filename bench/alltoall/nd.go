@@ -67,20 +67,28 @@ type ndPeer struct {
 	ep   nd.Endpoint
 	mr   nd.MemoryRegion
 
-	sendBuf, recvBuf, ctrlOut, ctrlIn []byte
-	sendSGL, recvSGL, ctrlOutSGL      []nd.SGE
-	ctrlInSGL                         []nd.SGE
+	sendBuf, recvBuf, ctrlOut    []byte
+	sendSGL, recvSGL, ctrlOutSGL []nd.SGE
 
-	send, recv, ctrlSend, ctrlRecv nd.Result
+	// Two control Receives, for rounds k and k+1 (by the round's parity):
+	// the next round's is posted while this round's waits.
+	ctrlIn    [2][]byte
+	ctrlInSGL [2][]nd.SGE
+	ctrlRecv  [2]nd.Result
+	ctrlRound [2]int // the round the control Receive expects
 
-	// ctrlRound is the round of the control message the posted control
-	// Receive expects.
-	ctrlRound int
+	send, recv, ctrlSend nd.Result
+
+	// ctrlGot is one past the round of the last control message received
+	// from this peer (they come in round order): its message of barrier
+	// round k has arrived once ctrlGot > k.
+	ctrlGot int
 }
 
 type ndOp struct {
 	kind opKind
 	peer *ndPeer
+	slot int // a control Receive's
 }
 
 // newNDRank returns a rank that builds its mesh with cfg (its Limits and
@@ -139,34 +147,116 @@ func (r *ndRank) prepare(mp *mesh.Peer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	m := r.prm.M
-	buf := make([]byte, 2*m+2*ctrlSize)
+	buf := make([]byte, 2*m+3*ctrlSize)
 	mr, err := mp.Transport.Adapter.RegisterMemory(ctx, buf)
 	if err != nil {
 		return fmt.Errorf("RegisterMemory: %w", err)
 	}
+	c := buf[2*m:]
 	p := &ndPeer{rank: mp.Rank, ep: mp.Endpoint, mr: mr,
 		sendBuf: buf[:m], recvBuf: buf[m : 2*m],
-		ctrlOut: buf[2*m : 2*m+ctrlSize], ctrlIn: buf[2*m+ctrlSize:]}
+		ctrlOut: c[:ctrlSize], ctrlIn: [2][]byte{c[ctrlSize : 2*ctrlSize], c[2*ctrlSize : 3*ctrlSize]}}
 	p.sendSGL = []nd.SGE{{Buffer: p.sendBuf, Region: mr}}
 	p.recvSGL = []nd.SGE{{Buffer: p.recvBuf, Region: mr}}
 	p.ctrlOutSGL = []nd.SGE{{Buffer: p.ctrlOut, Region: mr}}
-	p.ctrlInSGL = []nd.SGE{{Buffer: p.ctrlIn, Region: mr}}
 	r.mu.Lock()
 	r.peers[p.rank] = p
-	r.ops[&p.send] = ndOp{dataSend, p}
-	r.ops[&p.recv] = ndOp{dataRecv, p}
-	r.ops[&p.ctrlSend] = ndOp{ctrlSend, p}
-	r.ops[&p.ctrlRecv] = ndOp{ctrlRecv, p}
-	r.mu.Unlock()
-	if r.prm.Rank == 0 {
-		return r.postCtrlRecv(p, 0)
+	r.ops[&p.send] = ndOp{kind: dataSend, peer: p}
+	r.ops[&p.recv] = ndOp{kind: dataRecv, peer: p}
+	r.ops[&p.ctrlSend] = ndOp{kind: ctrlSend, peer: p}
+	for i := range p.ctrlRecv {
+		p.ctrlInSGL[i] = []nd.SGE{{Buffer: p.ctrlIn[i], Region: mr}}
+		r.ops[&p.ctrlRecv[i]] = ndOp{kind: ctrlRecv, peer: p, slot: i}
 	}
-	return nil
+	r.mu.Unlock()
+	if !r.barrierSource(p.rank, 0) {
+		return nil
+	}
+	// The peer's first barrier message may come as soon as the connection
+	// does.
+	return r.postCtrlRecv(p, 0)
+}
+
+// The barrier of a round before an exchange is a dissemination barrier:
+// in stage j, rank me sends to rank me+2^j and waits for rank me-2^j (mod
+// P), for stages 2^j < P. Every rank leaves it as soon as the last message
+// it needs arrives, about at once: none is released a one-way latency
+// before the others, as a central barrier's root is. The last round's
+// (no exchange follows) goes through rank 0, which then disconnects
+// (goodbye): every other rank sends it ready and waits for its go, so that
+// rank 0 saw every message of the run arrive, and its go carried the
+// confirmation of every ready, before it disconnects.
+
+// barrierSource reports whether rank src sends to this rank in barrier
+// round k.
+func (r *ndRank) barrierSource(src, k int) bool {
+	me, P := r.prm.Rank, r.prm.P
+	if k == r.prm.Reps {
+		return (me == 0) != (src == 0)
+	}
+	for d := 1; d < P; d <<= 1 {
+		if (me-d+P)%P == src {
+			return true
+		}
+	}
+	return false
+}
+
+// barrier runs barrier round k; it returns the control Sends it posted.
+func (r *ndRank) barrier(ctx context.Context, k int) (sends int, err error) {
+	me, P := r.prm.Rank, r.prm.P
+	if k == r.prm.Reps {
+		return r.finalBarrier(ctx, k)
+	}
+	for d := 1; d < P; d <<= 1 {
+		to, from := r.peers[(me+d)%P], r.peers[(me-d+P)%P]
+		if err := r.sendCtrl(to, k); err != nil {
+			return sends, err
+		}
+		sends++
+		if err := r.wait(ctx, func() bool { return from.ctrlGot > k }); err != nil {
+			return sends, fmt.Errorf("barrier %d, waiting for rank %d: %w", k, from.rank, err)
+		}
+	}
+	return sends, nil
+}
+
+// finalBarrier is the last round's barrier, through rank 0.
+func (r *ndRank) finalBarrier(ctx context.Context, k int) (sends int, err error) {
+	if r.prm.Rank != 0 {
+		p0 := r.peers[0]
+		if err := r.sendCtrl(p0, k); err != nil {
+			return 0, err
+		}
+		if err := r.wait(ctx, func() bool { return p0.ctrlGot > k }); err != nil {
+			return 1, fmt.Errorf("waiting for go: %w", err)
+		}
+		return 1, nil
+	}
+	others := r.peers[1:]
+	if err := r.wait(ctx, func() bool {
+		for _, p := range others {
+			if p.ctrlGot <= k {
+				return false
+			}
+		}
+		return true
+	}); err != nil {
+		return 0, fmt.Errorf("waiting for ready: %w", err)
+	}
+	for _, p := range others {
+		if err := r.sendCtrl(p, k); err != nil {
+			return sends, err
+		}
+		sends++
+	}
+	return sends, nil
 }
 
 func (r *ndRank) postCtrlRecv(p *ndPeer, round int) error {
-	p.ctrlRound = round
-	if err := p.ep.Receive(&p.ctrlRecv, p.ctrlInSGL); err != nil {
+	i := round & 1
+	p.ctrlRound[i] = round
+	if err := p.ep.Receive(&p.ctrlRecv[i], p.ctrlInSGL[i]); err != nil {
 		return fmt.Errorf("control Receive from rank %d: %w", p.rank, err)
 	}
 	return nil
@@ -195,48 +285,30 @@ func (r *ndRank) round(ctx context.Context, k int) (time.Duration, error) {
 			}
 		}
 	}
-	if me == 0 {
-		if err := r.wait(ctx, func() bool { return r.count[ctrlRecv] >= P-1 }); err != nil {
-			return 0, fmt.Errorf("waiting for ready: %w", err)
+	// A peer's messages on a connection come in the order: its barrier
+	// message of round k (if it sends this rank one), its data of exchange
+	// k, its barrier message of round k+1; the Receives are posted in that
+	// order, before this rank's first barrier message of round k: no peer
+	// sends exchange k's data, nor round k+1's message, before it left
+	// barrier k, which needs that message.
+	for _, p := range r.peers {
+		if p == nil {
+			continue
 		}
-		r.count[ctrlRecv] -= P - 1
-		for _, p := range r.peers[1:] {
-			if exchange {
-				if err := r.postRecv(p); err != nil {
-					return 0, err
-				}
-			}
-			// ready(k+1) follows this round's data on each connection.
-			if k+1 <= r.prm.Reps {
-				if err := r.postCtrlRecv(p, k+1); err != nil {
-					return 0, err
-				}
-			}
-			if err := r.sendCtrl(p, k); err != nil {
+		if exchange {
+			if err := r.postRecv(p); err != nil {
 				return 0, err
 			}
 		}
-	} else {
-		p0 := r.peers[0]
-		if err := r.postCtrlRecv(p0, k); err != nil {
-			return 0, err
-		}
-		if exchange {
-			for _, p := range r.peers {
-				if p != nil {
-					if err := r.postRecv(p); err != nil {
-						return 0, err
-					}
-				}
+		if k+1 <= r.prm.Reps && r.barrierSource(p.rank, k+1) {
+			if err := r.postCtrlRecv(p, k+1); err != nil {
+				return 0, err
 			}
 		}
-		if err := r.sendCtrl(p0, k); err != nil {
-			return 0, err
-		}
-		if err := r.wait(ctx, func() bool { return r.count[ctrlRecv] >= 1 }); err != nil {
-			return 0, fmt.Errorf("waiting for go: %w", err)
-		}
-		r.count[ctrlRecv]--
+	}
+	stages, err := r.barrier(ctx, k)
+	if err != nil {
+		return 0, err
 	}
 	if k == 0 {
 		r.released = time.Now()
@@ -257,14 +329,10 @@ func (r *ndRank) round(ctx context.Context, k int) (time.Duration, error) {
 		r.count[dataSend] -= P - 1
 		r.count[dataRecv] -= P - 1
 	}
-	sends := 1
-	if me == 0 {
-		sends = P - 1
-	}
-	if err := r.wait(ctx, func() bool { return r.count[ctrlSend] >= sends }); err != nil {
+	if err := r.wait(ctx, func() bool { return r.count[ctrlSend] >= stages }); err != nil {
 		return 0, fmt.Errorf("control Sends: %w", err)
 	}
-	r.count[ctrlSend] -= sends
+	r.count[ctrlSend] -= stages
 	if exchange {
 		for _, p := range r.peers {
 			if p != nil {
@@ -375,9 +443,12 @@ func (r *ndRank) complete(res *nd.Result) error {
 		return fmt.Errorf("%v with rank %d: %v, %d bytes; want success, %d bytes", op.kind, op.peer.rank, res.Status, res.BytesTransferred, want)
 	}
 	if op.kind == ctrlRecv {
-		if err := checkCtrl(op.peer.ctrlIn, op.peer.ctrlRound, op.peer.rank); err != nil {
-			return fmt.Errorf("from rank %d: %w", op.peer.rank, err)
+		p := op.peer
+		if err := checkCtrl(p.ctrlIn[op.slot], p.ctrlRound[op.slot], p.rank); err != nil {
+			return fmt.Errorf("from rank %d: %w", p.rank, err)
 		}
+		p.ctrlGot = p.ctrlRound[op.slot] + 1
+		return nil
 	}
 	r.count[op.kind]++
 	return nil
