@@ -17,13 +17,8 @@ func TestRefusedConnect(t *testing.T) {
 		t.Run(tr.Name, func(t *testing.T) {
 			srv, cli := openV2(t, tr), openV2(t, tr)
 			defer func() {
-				for _, s := range []*v2Side{srv, cli} {
-					s.conn.Release()
-					s.qp.Release()
-					s.mr.Release()
-					s.cq.Release()
-					s.ad.Release()
-				}
+				srv.release()
+				cli.release()
 			}()
 			ls, _ := srv.ad.CreateListener(ndabi.IIDIND2Listener, srv.fh)
 			defer ls.Release()

@@ -28,13 +28,8 @@ func TestGetConnectionRequestOrder(t *testing.T) {
 						c.Release()
 					}
 				}
-				for _, s := range []*v2Side{srv, cli} {
-					s.conn.Release()
-					s.qp.Release()
-					s.mr.Release()
-					s.cq.Release()
-					s.ad.Release()
-				}
+				srv.release()
+				cli.release()
 			}()
 			any := sockaddr(netip.AddrPortFrom(netip.IPv4Unspecified(), 0))
 			want(t, "Bind", ls.Bind(ptr(any), uintptr(len(any))), nd.Success)

@@ -25,6 +25,15 @@ type v2Side struct {
 
 const qpContext = 0x5151
 
+// release releases the side's objects, children first.
+func (s *v2Side) release() {
+	s.conn.Release()
+	s.qp.Release()
+	s.mr.Release()
+	s.cq.Release()
+	s.ad.Release()
+}
+
 func openV2(t *testing.T, tr *Transport) *v2Side {
 	t.Helper()
 	p := NewProvider2(tr)
