@@ -73,7 +73,7 @@ func adapterOpenAdapterUnservedAddress(t *testing.T, p nd.Provider) {
 
 func adapterCreateCompletionQueue(t *testing.T, p nd.Provider) {
 	a, _ := OpenAdapters(t, p)
-	info := adapterInfo(t, a)
+	info := query(t, a)
 	for _, n := range []int{0, -1, info.MaxCQEntries + 1} {
 		cq, err := a.CreateCompletionQueue(n)
 		if err == nil {
@@ -180,7 +180,7 @@ func adapterCloseIdempotent(t *testing.T, p nd.Provider) {
 
 func testQuery(t *testing.T, p nd.Provider) {
 	a, _ := OpenAdapters(t, p)
-	info := adapterInfo(t, a)
+	info := query(t, a)
 	positive := []struct {
 		name string
 		v    int
@@ -234,7 +234,7 @@ func testQuery(t *testing.T, p nd.Provider) {
 		t.Errorf("Query: the adapter (%+v) cannot serve the suite's DefaultLimits %+v", info, l)
 	}
 	// Query is repeatable.
-	if again := adapterInfo(t, a); again != info {
+	if again := query(t, a); again != info {
 		t.Errorf("Query changed between calls: %+v then %+v", info, again)
 	}
 }

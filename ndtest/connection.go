@@ -127,7 +127,7 @@ func expectConnData(t testing.TB, who string, c nd.Connector, pd []byte, in, out
 
 func testHandshake(t *testing.T, p nd.Provider) {
 	a, b := OpenAdapters(t, p)
-	ia, ib := adapterInfo(t, a), adapterInfo(t, b)
+	ia, ib := query(t, a), query(t, b)
 	if min(ia.MaxInboundReadLimit, ia.MaxOutboundReadLimit, ib.MaxInboundReadLimit, ib.MaxOutboundReadLimit) < 3 {
 		t.Skip("the adapters allow fewer than 3 Reads in flight; the case needs 3 to tell the limits apart")
 	}
@@ -159,7 +159,7 @@ func testHandshake(t *testing.T, p nd.Provider) {
 
 	// The connection carries data.
 	out := newBuffer(t, active, 64)
-	fillSeed(out.b, 42)
+	fillPattern(out.b, 42)
 	var sr nd.Result
 	sendBuf(t, active, out, &sr, 0)
 	Expect(t, active.OutCQ, &sr, nd.Success, 64)
@@ -269,16 +269,16 @@ func testConnDataEmpty(t *testing.T, p nd.Provider) {
 // bytes (caller) or accepts with MaxCalleeData+extra bytes (callee).
 func testPrivateDataLimit(t *testing.T, p nd.Provider, caller bool, extra int) {
 	a, b := OpenAdapters(t, p)
-	info := adapterInfo(t, a)
+	info := query(t, a)
 	if !caller {
-		info = adapterInfo(t, b)
+		info = query(t, b)
 	}
 	n := info.MaxCalleeData + extra
 	if caller {
 		n = info.MaxCallerData + extra
 	}
 	pd := make([]byte, n)
-	fillSeed(pd, 9)
+	fillPattern(pd, 9)
 	active := side(t, a)
 	if caller {
 		l := listen(t, b, 0)
@@ -320,7 +320,7 @@ func testPrivateDataLimit(t *testing.T, p nd.Provider, caller bool, extra int) {
 func testRejectDataTooLarge(t *testing.T, p nd.Provider) {
 	a, b := OpenAdapters(t, p)
 	h := request(t, side(t, a), b, nil)
-	pd := make([]byte, adapterInfo(t, b).MaxCalleeData+1)
+	pd := make([]byte, query(t, b).MaxCalleeData+1)
 	expectStatus(t, "Reject with MaxCalleeData+1 bytes of private data", h.passive.Connector.Reject(pd), nd.ErrInvalidBufferSize)
 	expectStatus(t, "Reject with MaxCalleeData bytes", h.passive.Connector.Reject(pd[:len(pd)-1]), nd.Success)
 	expectStatus(t, "Connect", h.conn.wait(t), nd.ErrConnectionRefused)

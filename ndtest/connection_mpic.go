@@ -128,8 +128,8 @@ func testConnLite(t *testing.T, p nd.Provider) {
 	aOut, aIn := newBuffer(t, ra, size), newBuffer(t, ra, size)
 	bOut, bIn := newBuffer(t, rb, size), newBuffer(t, rb, size)
 	for i := range 32 {
-		fillSeed(aOut.b, byte(2*i))
-		fillSeed(bOut.b, byte(2*i+1))
+		fillPattern(aOut.b, byte(2*i))
+		fillPattern(bOut.b, byte(2*i+1))
 		connLiteOnce(t, i, a, b, l, aOut, aIn, bOut, bIn)
 	}
 }

@@ -276,7 +276,7 @@ func testOverrun(t *testing.T, p nd.Provider) {
 
 func testResize(t *testing.T, p nd.Provider) {
 	a, _ := OpenAdapters(t, p)
-	info := adapterInfo(t, a)
+	info := query(t, a)
 	if info.Flags&nd.AdapterCQResize == 0 {
 		t.Skip("the adapter does not report AdapterCQResize")
 	}

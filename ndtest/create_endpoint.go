@@ -83,7 +83,7 @@ func limitCases() []testCase {
 				l := limitsWithin(info)
 				*lc.field(&l) = lc.max(info) + 1
 				_, err := create(t, a, in, out, l)
-				wantStatus(t, "CreateEndpoint("+lc.name+" = max+1)", err, lc.status)
+				expectStatus(t, "CreateEndpoint("+lc.name+" = max+1)", err, lc.status)
 			}},
 			testCase{"Negative/" + lc.name, "reference/INDConnector-CreateEndpoint.txt: a negative limit fails ND_INVALID_PARAMETER_n, n its parameter position (3..8)", func(t *testing.T, p nd.Provider) {
 				a, _ := OpenAdapters(t, p)
@@ -91,7 +91,7 @@ func limitCases() []testCase {
 				l := limitsWithin(query(t, a))
 				*lc.field(&l) = -1
 				_, err := create(t, a, in, out, l)
-				wantStatus(t, "CreateEndpoint("+lc.name+" = -1)", err, lc.status)
+				expectStatus(t, "CreateEndpoint("+lc.name+" = -1)", err, lc.status)
 			}})
 	}
 	return cases
@@ -101,28 +101,28 @@ func createEndpointNilInboundCQ(t *testing.T, p nd.Provider) {
 	a, _ := OpenAdapters(t, p)
 	cq := mustCQ(t, a, 64)
 	_, err := create(t, a, nil, cq, limitsWithin(query(t, a)))
-	wantStatus(t, "CreateEndpoint(nil inbound CQ)", err, nd.ErrInvalidParameter1)
+	expectStatus(t, "CreateEndpoint(nil inbound CQ)", err, nd.ErrInvalidParameter1)
 }
 
 func createEndpointNilOutboundCQ(t *testing.T, p nd.Provider) {
 	a, _ := OpenAdapters(t, p)
 	cq := mustCQ(t, a, 64)
 	_, err := create(t, a, cq, nil, limitsWithin(query(t, a)))
-	wantStatus(t, "CreateEndpoint(nil outbound CQ)", err, nd.ErrInvalidParameter2)
+	expectStatus(t, "CreateEndpoint(nil outbound CQ)", err, nd.ErrInvalidParameter2)
 }
 
 func createEndpointForeignInboundCQ(t *testing.T, p nd.Provider) {
 	a, b := OpenAdapters(t, p)
 	own, foreign := mustCQ(t, a, 64), mustCQ(t, b, 64)
 	_, err := create(t, a, foreign, own, limitsWithin(query(t, a)))
-	wantStatus(t, "CreateEndpoint(inbound CQ of another adapter)", err, nd.ErrInvalidParameter1)
+	expectStatus(t, "CreateEndpoint(inbound CQ of another adapter)", err, nd.ErrInvalidParameter1)
 }
 
 func createEndpointForeignOutboundCQ(t *testing.T, p nd.Provider) {
 	a, b := OpenAdapters(t, p)
 	own, foreign := mustCQ(t, a, 64), mustCQ(t, b, 64)
 	_, err := create(t, a, own, foreign, limitsWithin(query(t, a)))
-	wantStatus(t, "CreateEndpoint(outbound CQ of another adapter)", err, nd.ErrInvalidParameter2)
+	expectStatus(t, "CreateEndpoint(outbound CQ of another adapter)", err, nd.ErrInvalidParameter2)
 }
 
 // Every limit beyond the maximum at once: the first parameter in ND
@@ -136,7 +136,7 @@ func createEndpointBeyondMaxAllReportsFirst(t *testing.T, p nd.Provider) {
 		*lc.field(&l) = lc.max(info) + 1
 	}
 	_, err := create(t, a, in, out, l)
-	wantStatus(t, "CreateEndpoint(all limits max+1)", err, nd.ErrInvalidParameter3)
+	expectStatus(t, "CreateEndpoint(all limits max+1)", err, nd.ErrInvalidParameter3)
 }
 
 func createEndpointZeroInboundEntries(t *testing.T, p nd.Provider) {
@@ -145,7 +145,7 @@ func createEndpointZeroInboundEntries(t *testing.T, p nd.Provider) {
 	l := limitsWithin(query(t, a))
 	l.InboundEntries = 0
 	_, err := create(t, a, in, out, l)
-	wantStatus(t, "CreateEndpoint(InboundEntries = 0)", err, nd.ErrInvalidParameter3)
+	expectStatus(t, "CreateEndpoint(InboundEntries = 0)", err, nd.ErrInvalidParameter3)
 }
 
 func createEndpointZeroOutboundEntries(t *testing.T, p nd.Provider) {
@@ -154,7 +154,7 @@ func createEndpointZeroOutboundEntries(t *testing.T, p nd.Provider) {
 	l := limitsWithin(query(t, a))
 	l.OutboundEntries = 0
 	_, err := create(t, a, in, out, l)
-	wantStatus(t, "CreateEndpoint(OutboundEntries = 0)", err, nd.ErrInvalidParameter4)
+	expectStatus(t, "CreateEndpoint(OutboundEntries = 0)", err, nd.ErrInvalidParameter4)
 }
 
 // SGE and read limits of 0 are valid; such endpoints connect and carry
@@ -170,7 +170,7 @@ func createEndpointZeroSGEAndReadLimits(t *testing.T, p nd.Provider) {
 	Expect(t, pr.Passive.InCQ, rr, nd.Success, 0)
 	buf, mr := regBuf(t, pr.Passive, 8, 1)
 	err := pr.Passive.Endpoint.Receive(new(nd.Result), one(buf, mr))
-	wantStatus(t, "Receive with 1 SGE on an endpoint with InboundSGE 0", err, nd.ErrDataOverrun)
+	expectStatus(t, "Receive with 1 SGE on an endpoint with InboundSGE 0", err, nd.ErrDataOverrun)
 }
 
 // ndmemorytest NdQpMax
@@ -217,7 +217,7 @@ func createEndpointSecondEndpoint(t *testing.T, p nd.Provider) {
 	if err == nil {
 		ep2.Close()
 	}
-	wantStatus(t, "second CreateEndpoint on one connector", err, nd.ErrNotSupported)
+	expectStatus(t, "second CreateEndpoint on one connector", err, nd.ErrNotSupported)
 }
 
 func createEndpointAdapterClosed(t *testing.T, p nd.Provider) {
@@ -232,7 +232,7 @@ func createEndpointAdapterClosed(t *testing.T, p nd.Provider) {
 	if err == nil {
 		ep.Close()
 	}
-	wantStatus(t, "CreateEndpoint after the adapter closed", err, nd.ErrDeviceRemoved)
+	expectStatus(t, "CreateEndpoint after the adapter closed", err, nd.ErrDeviceRemoved)
 }
 
 // One queue serves both directions on each side: every completion of

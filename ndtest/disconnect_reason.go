@@ -65,7 +65,7 @@ func reasonDisconnect(t *testing.T, p nd.Provider) {
 	pr := NewPair(t, p, PairConfig{})
 	expectNoReason(t, pr.Active.Connector, "the active side of a connection that is up")
 	expectNoReason(t, pr.Passive.Connector, "the passive side of a connection that is up")
-	wantStatus(t, "Disconnect", pr.Active.Connector.Disconnect(ctx(t)), nd.Success)
+	expectStatus(t, "Disconnect", pr.Active.Connector.Disconnect(ctx(t)), nd.Success)
 	AwaitDisconnect(t, pr.Passive.Connector, "the peer's Disconnect")
 	expectReason(t, pr.Active.Connector, "the side that disconnected", &nd.DisconnectError{Op: "Disconnect"})
 	expectReason(t, pr.Passive.Connector, "the peer of the side that disconnected", peerEnded)

@@ -34,7 +34,7 @@ func errorShape(t *testing.T, p nd.Provider) {
 	noInbound.InboundEntries = 0
 	_, badLimits := mustConnector(t, a).CreateEndpoint(s.InCQ, s.OutCQ, noInbound)
 	tooManySGE := DefaultLimits
-	tooManySGE.OutboundSGE = adapterInfo(t, a).MaxOutboundSGE + 1
+	tooManySGE.OutboundSGE = query(t, a).MaxOutboundSGE + 1
 	_, badSGE := mustConnector(t, a).CreateEndpoint(s.InCQ, s.OutCQ, tooManySGE)
 	_, closedQueue := mustConnector(t, a).CreateEndpoint(s.InCQ, closedCQ, DefaultLimits)
 
@@ -42,7 +42,7 @@ func errorShape(t *testing.T, p nd.Provider) {
 	// Go call's third argument.
 	fresh := side(t, a)
 	badConnect := fresh.Connector.Connect(ctx(t), fresh.Endpoint, addrOf(pr.Passive.Adapter, pr.Listener), nd.MaxProtocol+1, 0, nil)
-	longData := make([]byte, adapterInfo(t, a).MaxCallerData+1)
+	longData := make([]byte, query(t, a).MaxCallerData+1)
 	longConnect := fresh.Connector.Connect(ctx(t), fresh.Endpoint, addrOf(pr.Passive.Adapter, pr.Listener), Protocol, 0, longData)
 
 	for _, c := range []struct {

@@ -165,15 +165,6 @@ func expectCanceled(t testing.TB, op string, err error) {
 	}
 }
 
-func adapterInfo(t testing.TB, a nd.Adapter) nd.AdapterInfo {
-	t.Helper()
-	info, err := a.Query()
-	if err != nil {
-		t.Fatalf("Query: %v", err)
-	}
-	return info
-}
-
 // listen listens on a with the suite's protocol and an assigned port.
 func listen(t testing.TB, a nd.Adapter, backlog int) nd.Listener {
 	t.Helper()
@@ -313,13 +304,6 @@ func wantResult(t testing.TB, got, want *nd.Result, status nd.Status, n int) {
 	}
 	if n >= 0 && got.BytesTransferred != n {
 		t.Fatalf("BytesTransferred = %d; want %d", got.BytesTransferred, n)
-	}
-}
-
-// fillSeed writes a recognizable pattern derived from seed into b.
-func fillSeed(b []byte, seed byte) {
-	for i := range b {
-		b[i] = seed + byte(i*7)
 	}
 }
 

@@ -2,9 +2,7 @@ package ndtest
 
 import (
 	"bytes"
-	"runtime"
 	"testing"
-	"time"
 
 	"github.com/godirect/nd"
 )
@@ -50,21 +48,6 @@ func checkBytes(t testing.TB, what string, got, want []byte) {
 		if got[i] != want[i] {
 			t.Fatalf("%s: byte %d = %#02x, want %#02x (first of the differences)", what, i, got[i], want[i])
 		}
-	}
-}
-
-// wantStatus fails the test unless err carries the ND status want (nil for
-// Success).
-func wantStatus(t testing.TB, what string, err error, want nd.Status) {
-	t.Helper()
-	if want == nd.Success {
-		if err != nil {
-			t.Fatalf("%s: %v, want success", what, err)
-		}
-		return
-	}
-	if got := nd.StatusOf(err); got != want {
-		t.Fatalf("%s = %v, want %v", what, err, want)
 	}
 }
 
@@ -253,22 +236,6 @@ func expectSenderStatus(t testing.TB, s *Side, res *nd.Result) {
 	default:
 		t.Fatalf("the sender's Send completed with %v, want ND_SUCCESS or ND_REMOTE_ERROR", got.Status)
 	}
-}
-
-// pollResult polls cq with GetResults only (never Notify, which could
-// disturb a Notify the test is watching) until a completion arrives, and
-// returns it.
-func pollResult(t testing.TB, cq nd.CompletionQueue) *nd.Result {
-	t.Helper()
-	var out [1]*nd.Result
-	deadline := time.Now().Add(Timeout)
-	for cq.GetResults(out[:]) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no completion within %v", Timeout)
-		}
-		runtime.Gosched()
-	}
-	return out[0]
 }
 
 // skipIfTooBig skips the test when a buffer of n bytes is unreasonable to

@@ -86,14 +86,14 @@ func remoteAccessClose(t *testing.T, p nd.Provider) {
 	desc := ra.Descriptor()
 	r, _ := rdmaRead(t, pr.Active, desc, 0, 128, 0)
 	Expect(t, pr.Active.OutCQ, r, nd.Success, 128)
-	wantStatus(t, "Close", ra.Close(), nd.Success)
-	wantStatus(t, "Close again", ra.Close(), nd.Success)
+	expectStatus(t, "Close", ra.Close(), nd.Success)
+	expectStatus(t, "Close again", ra.Close(), nd.Success)
 	ar, _ := postRecv(t, pr.Active, 8)
 	pRecv, _ := postRecv(t, pr.Passive, 8)
 	r, _ = rdmaRead(t, pr.Active, desc, 0, 128, 0)
 	expectAccessViolation(t, pr.Active.OutCQ, r, nd.CauseRemoteAccess)
 	expectTerminated(t, pr, []*nd.Result{ar}, []*nd.Result{pRecv})
-	wantStatus(t, "DeregisterMemory after Close", pr.Passive.Adapter.DeregisterMemory(ctx(t), mr), nd.Success)
+	expectStatus(t, "DeregisterMemory after Close", pr.Passive.Adapter.DeregisterMemory(ctx(t), mr), nd.Success)
 }
 
 func remoteAccessParameters(t *testing.T, p nd.Provider) {
@@ -124,10 +124,10 @@ func remoteAccessParameters(t *testing.T, p nd.Provider) {
 		if ra != nil {
 			ra.Close()
 		}
-		wantStatus(t, "AllowRemoteAccess with "+c.what, err, c.want)
+		expectStatus(t, "AllowRemoteAccess with "+c.what, err, c.want)
 	}
 	ra := allowRemote(t, s, mr, buf[:64], nd.FlagAllowWrite)
-	wantStatus(t, "DeregisterMemory with the access open", s.Adapter.DeregisterMemory(ctx(t), mr), nd.ErrDeviceBusy)
+	expectStatus(t, "DeregisterMemory with the access open", s.Adapter.DeregisterMemory(ctx(t), mr), nd.ErrDeviceBusy)
 	// The peer cannot close it: SendAndInvalidate naming its token fails.
 	ar, _ := postRecv(t, pr.Active, 8)
 	rr, _ := postRecv(t, s, 64)
@@ -137,5 +137,5 @@ func remoteAccessParameters(t *testing.T, p nd.Provider) {
 	expectSenderStatus(t, pr.Active, sr)
 	expectTerminated(t, pr, []*nd.Result{ar}, nil)
 	ra.Close()
-	wantStatus(t, "DeregisterMemory after Close", s.Adapter.DeregisterMemory(ctx(t), mr), nd.Success)
+	expectStatus(t, "DeregisterMemory after Close", s.Adapter.DeregisterMemory(ctx(t), mr), nd.Success)
 }

@@ -247,7 +247,7 @@ func readTooManySGEs(t *testing.T, p nd.Provider) {
 	for i := range sgl {
 		sgl[i] = nd.SGE{Buffer: buf[i*4 : i*4+4], Region: mr}
 	}
-	wantStatus(t, "Read with OutboundSGE+1 entries", pr.Active.Endpoint.Read(new(nd.Result), sgl, desc, 0, 0), nd.ErrDataOverrun)
+	expectStatus(t, "Read with OutboundSGE+1 entries", pr.Active.Endpoint.Read(new(nd.Result), sgl, desc, 0, 0), nd.ErrDataOverrun)
 	ExpectEmpty(t, pr.Active.OutCQ)
 	res, got := rdmaRead(t, pr.Active, desc, 0, 8, 0)
 	Expect(t, pr.Active.OutCQ, res, nd.Success, 8)
@@ -269,7 +269,7 @@ func readTooLong(t *testing.T, p nd.Provider) {
 	for i := range sgl {
 		sgl[i] = nd.SGE{Buffer: buf, Region: mr}
 	}
-	wantStatus(t, "Read of MaxOutboundLength+ bytes", pr.Active.Endpoint.Read(new(nd.Result), sgl, desc, 0, 0), nd.ErrBufferOverflow)
+	expectStatus(t, "Read of MaxOutboundLength+ bytes", pr.Active.Endpoint.Read(new(nd.Result), sgl, desc, 0, 0), nd.ErrBufferOverflow)
 	ExpectEmpty(t, pr.Active.OutCQ)
 	res, _ := rdmaRead(t, pr.Active, desc, 0, 8, 0)
 	Expect(t, pr.Active.OutCQ, res, nd.Success, 8)

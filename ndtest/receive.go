@@ -105,7 +105,7 @@ func receiveTooManySGEs(t *testing.T, p nd.Provider) {
 		sgl[i] = nd.SGE{Buffer: buf[i*8 : i*8+8], Region: mr}
 	}
 	err := pr.Passive.Endpoint.Receive(new(nd.Result), sgl)
-	wantStatus(t, "Receive with InboundSGE+1 entries", err, nd.ErrDataOverrun)
+	expectStatus(t, "Receive with InboundSGE+1 entries", err, nd.ErrDataOverrun)
 	ExpectEmpty(t, pr.Passive.InCQ)
 	transfer(t, pr.Active, pr.Passive, pattern(9, 7))
 }
@@ -121,7 +121,7 @@ func receiveQueueFull(t *testing.T, p nd.Provider) {
 		recvs = append(recvs, r)
 	}
 	extra := new(nd.Result)
-	wantStatus(t, "Receive beyond InboundEntries outstanding", pr.Passive.Endpoint.Receive(extra, nil), nd.ErrNoMoreEntries)
+	expectStatus(t, "Receive beyond InboundEntries outstanding", pr.Passive.Endpoint.Receive(extra, nil), nd.ErrNoMoreEntries)
 	ExpectEmpty(t, pr.Passive.InCQ)
 	// One Receive completes and is reaped: there is room again.
 	sr := postSend(t, pr.Active, nil, 0)
@@ -154,14 +154,14 @@ func receiveTooLong(t *testing.T, p nd.Provider) {
 		sgl[i] = nd.SGE{Buffer: buf, Region: mr}
 	}
 	err := pr.Passive.Endpoint.Receive(new(nd.Result), sgl)
-	wantStatus(t, "Receive of MaxInboundLength+ bytes", err, nd.ErrBufferOverflow)
+	expectStatus(t, "Receive of MaxInboundLength+ bytes", err, nd.ErrBufferOverflow)
 	ExpectEmpty(t, pr.Passive.InCQ)
 	transfer(t, pr.Active, pr.Passive, pattern(9, 8))
 }
 
 func receiveNilResult(t *testing.T, p nd.Provider) {
 	pr := NewPair(t, p, PairConfig{})
-	wantStatus(t, "Receive(nil Result)", pr.Passive.Endpoint.Receive(nil, nil), nd.ErrInvalidParameter1)
+	expectStatus(t, "Receive(nil Result)", pr.Passive.Endpoint.Receive(nil, nil), nd.ErrInvalidParameter1)
 	ExpectEmpty(t, pr.Passive.InCQ)
 	transfer(t, pr.Active, pr.Passive, pattern(9, 9))
 }

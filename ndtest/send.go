@@ -124,11 +124,11 @@ func sendInlineTooLong(t *testing.T, p nd.Provider) {
 	pr := NewPair(t, p, PairConfig{})
 	n := pr.Active.Inline
 	err := pr.Active.Endpoint.Send(new(nd.Result), []nd.SGE{{Buffer: make([]byte, n+1)}}, 0)
-	wantStatus(t, "Send with MaxInlineData+1 inline bytes", err, nd.ErrBufferOverflow)
+	expectStatus(t, "Send with MaxInlineData+1 inline bytes", err, nd.ErrBufferOverflow)
 	if n >= 1 {
 		half := make([]byte, n/2+1)
 		err = pr.Active.Endpoint.Send(new(nd.Result), []nd.SGE{{Buffer: half}, {Buffer: make([]byte, n-len(half)+1)}}, 0)
-		wantStatus(t, "Send with MaxInlineData+1 inline bytes in two SGEs", err, nd.ErrBufferOverflow)
+		expectStatus(t, "Send with MaxInlineData+1 inline bytes in two SGEs", err, nd.ErrBufferOverflow)
 	}
 	ExpectEmpty(t, pr.Active.OutCQ)
 	transfer(t, pr.Active, pr.Passive, pattern(10, 6)) // the endpoint is unaffected
@@ -142,7 +142,7 @@ func sendTooManySGEs(t *testing.T, p nd.Provider) {
 		sgl[i] = nd.SGE{Buffer: buf[i : i+1], Region: mr}
 	}
 	err := pr.Active.Endpoint.Send(new(nd.Result), sgl, 0)
-	wantStatus(t, "Send with OutboundSGE+1 entries", err, nd.ErrDataOverrun)
+	expectStatus(t, "Send with OutboundSGE+1 entries", err, nd.ErrDataOverrun)
 	ExpectEmpty(t, pr.Active.OutCQ)
 	// Exactly OutboundSGE entries are fine, and the endpoint works.
 	rr, rbuf := postRecv(t, pr.Passive, 64)
@@ -173,7 +173,7 @@ func sendQueueFull(t *testing.T, p nd.Provider) {
 	}
 	extra := new(nd.Result)
 	err := pr.Active.Endpoint.Send(extra, nil, 0)
-	wantStatus(t, "Send with OutboundEntries earlier Sends not yet reaped", err, nd.ErrNoMoreEntries)
+	expectStatus(t, "Send with OutboundEntries earlier Sends not yet reaped", err, nd.ErrNoMoreEntries)
 	for i := range sends {
 		Expect(t, pr.Active.OutCQ, sends[i], nd.Success, 0)
 	}
@@ -201,7 +201,7 @@ func sendTooLong(t *testing.T, p nd.Provider) {
 		sgl[i] = nd.SGE{Buffer: buf, Region: mr}
 	}
 	err := pr.Active.Endpoint.Send(new(nd.Result), sgl, 0)
-	wantStatus(t, "Send of MaxOutboundLength+ bytes", err, nd.ErrBufferOverflow)
+	expectStatus(t, "Send of MaxOutboundLength+ bytes", err, nd.ErrBufferOverflow)
 	ExpectEmpty(t, pr.Active.OutCQ)
 	transfer(t, pr.Active, pr.Passive, pattern(10, 8))
 }
@@ -214,26 +214,26 @@ func sendNotConnected(t *testing.T, p nd.Provider) {
 	remote := nd.MWDescriptor{Base: 0x1000, Length: 64, Token: 1}
 	mw := newWindow(t, s, nil)
 	t.Run("Send", func(t *testing.T) {
-		wantStatus(t, "Send", s.Endpoint.Send(new(nd.Result), sgl, 0), nd.ErrConnectionInvalid)
+		expectStatus(t, "Send", s.Endpoint.Send(new(nd.Result), sgl, 0), nd.ErrConnectionInvalid)
 	})
 	t.Run("SendAndInvalidate", func(t *testing.T) {
-		wantStatus(t, "SendAndInvalidate", s.Endpoint.SendAndInvalidate(new(nd.Result), sgl, remote, 0), nd.ErrConnectionInvalid)
+		expectStatus(t, "SendAndInvalidate", s.Endpoint.SendAndInvalidate(new(nd.Result), sgl, remote, 0), nd.ErrConnectionInvalid)
 	})
 	t.Run("Read", func(t *testing.T) {
-		wantStatus(t, "Read", s.Endpoint.Read(new(nd.Result), sgl, remote, 0, 0), nd.ErrConnectionInvalid)
+		expectStatus(t, "Read", s.Endpoint.Read(new(nd.Result), sgl, remote, 0, 0), nd.ErrConnectionInvalid)
 	})
 	t.Run("Write", func(t *testing.T) {
-		wantStatus(t, "Write", s.Endpoint.Write(new(nd.Result), sgl, remote, 0, 0), nd.ErrConnectionInvalid)
+		expectStatus(t, "Write", s.Endpoint.Write(new(nd.Result), sgl, remote, 0, 0), nd.ErrConnectionInvalid)
 	})
 	t.Run("Bind", func(t *testing.T) {
 		_, err := s.Endpoint.Bind(new(nd.Result), mr, mw, buf, nd.FlagAllowRead)
-		wantStatus(t, "Bind", err, nd.ErrConnectionInvalid)
+		expectStatus(t, "Bind", err, nd.ErrConnectionInvalid)
 	})
 	t.Run("Invalidate", func(t *testing.T) {
-		wantStatus(t, "Invalidate", s.Endpoint.Invalidate(new(nd.Result), mw, 0), nd.ErrConnectionInvalid)
+		expectStatus(t, "Invalidate", s.Endpoint.Invalidate(new(nd.Result), mw, 0), nd.ErrConnectionInvalid)
 	})
 	t.Run("ReceiveAccepted", func(t *testing.T) {
-		wantStatus(t, "Receive", s.Endpoint.Receive(new(nd.Result), sgl), nd.Success)
+		expectStatus(t, "Receive", s.Endpoint.Receive(new(nd.Result), sgl), nd.Success)
 	})
 	ExpectEmpty(t, s.OutCQ)
 	ExpectEmpty(t, s.InCQ)
@@ -248,14 +248,14 @@ func sendNilResult(t *testing.T, p nd.Provider) {
 	wbuf := pattern(64, 12)
 	_, ownMW, _ := bindWindow(t, a, wbuf, nd.FlagAllowRead, nil)
 	spare := newWindow(t, a, nil)
-	wantStatus(t, "Send(nil Result)", a.Endpoint.Send(nil, sgl, 0), nd.ErrInvalidParameter1)
-	wantStatus(t, "SendAndInvalidate(nil Result)", a.Endpoint.SendAndInvalidate(nil, sgl, remote, 0), nd.ErrInvalidParameter1)
-	wantStatus(t, "Receive(nil Result)", a.Endpoint.Receive(nil, sgl), nd.ErrInvalidParameter1)
-	wantStatus(t, "Read(nil Result)", a.Endpoint.Read(nil, sgl, remote, 0, 0), nd.ErrInvalidParameter1)
-	wantStatus(t, "Write(nil Result)", a.Endpoint.Write(nil, sgl, remote, 0, 0), nd.ErrInvalidParameter1)
+	expectStatus(t, "Send(nil Result)", a.Endpoint.Send(nil, sgl, 0), nd.ErrInvalidParameter1)
+	expectStatus(t, "SendAndInvalidate(nil Result)", a.Endpoint.SendAndInvalidate(nil, sgl, remote, 0), nd.ErrInvalidParameter1)
+	expectStatus(t, "Receive(nil Result)", a.Endpoint.Receive(nil, sgl), nd.ErrInvalidParameter1)
+	expectStatus(t, "Read(nil Result)", a.Endpoint.Read(nil, sgl, remote, 0, 0), nd.ErrInvalidParameter1)
+	expectStatus(t, "Write(nil Result)", a.Endpoint.Write(nil, sgl, remote, 0, 0), nd.ErrInvalidParameter1)
 	_, err := a.Endpoint.Bind(nil, mr, spare, buf, nd.FlagAllowRead)
-	wantStatus(t, "Bind(nil Result)", err, nd.ErrInvalidParameter1)
-	wantStatus(t, "Invalidate(nil Result)", a.Endpoint.Invalidate(nil, ownMW, 0), nd.ErrInvalidParameter1)
+	expectStatus(t, "Bind(nil Result)", err, nd.ErrInvalidParameter1)
+	expectStatus(t, "Invalidate(nil Result)", a.Endpoint.Invalidate(nil, ownMW, 0), nd.ErrInvalidParameter1)
 	ExpectEmpty(t, a.OutCQ)
 	ExpectEmpty(t, a.InCQ)
 	transfer(t, a, pr.Passive, pattern(20, 13))
@@ -302,7 +302,7 @@ func sendSolicitedEvent(t *testing.T, p nd.Provider) {
 	// must not satisfy NotifySolicited.
 	plain := postSend(t, pr.Active, pattern(16, 17), 0)
 	Expect(t, pr.Active.OutCQ, plain, nd.Success, 16)
-	if got := pollResult(t, cq); got != r1 || got.Status != nd.Success || got.BytesTransferred != 16 {
+	if got := pollFor(t, cq); got != r1 || got.Status != nd.Success || got.BytesTransferred != 16 {
 		t.Fatalf("first Receive: %p %v %d bytes, want %p success 16 bytes", got, got.Status, got.BytesTransferred, r1)
 	}
 	// Still blocked: a Notify woken by the completion would now be

@@ -98,7 +98,7 @@ func mustSRQ(t testing.TB, a nd.Adapter, cq nd.CompletionQueue, limits nd.Shared
 	t.Helper()
 	s, err := nd.CreateSharedReceiveQueue(a, cq, limits)
 	if errors.Is(err, nd.ErrNotSupported) {
-		if depth := adapterInfo(t, a).MaxSharedReceiveQueueDepth; depth != 0 {
+		if depth := query(t, a).MaxSharedReceiveQueueDepth; depth != 0 {
 			t.Fatalf("CreateSharedReceiveQueue: ND_NOT_SUPPORTED, but Query reports MaxSharedReceiveQueueDepth %d", depth)
 		}
 		t.Skip("the provider has no shared receive queues (ND_NOT_SUPPORTED)")

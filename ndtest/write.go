@@ -123,7 +123,7 @@ func writeInlineTooLong(t *testing.T, p nd.Provider) {
 	pr, win, desc := windowPair(t, p, PairConfig{}, 4096, 13, nd.FlagAllowWrite)
 	want := append([]byte(nil), win...)
 	err := pr.Active.Endpoint.Write(new(nd.Result), []nd.SGE{{Buffer: make([]byte, pr.Active.Inline+1)}}, desc, 0, 0)
-	wantStatus(t, "Write with MaxInlineData+1 inline bytes", err, nd.ErrBufferOverflow)
+	expectStatus(t, "Write with MaxInlineData+1 inline bytes", err, nd.ErrBufferOverflow)
 	ExpectEmpty(t, pr.Active.OutCQ)
 	checkBytes(t, "window after a refused Write", win, want)
 	res := rdmaWrite(t, pr.Active, desc, 0, pattern(8, 14), 0)
@@ -137,7 +137,7 @@ func writeTooManySGEs(t *testing.T, p nd.Provider) {
 	for i := range sgl {
 		sgl[i] = nd.SGE{Buffer: buf[i*4 : i*4+4], Region: mr}
 	}
-	wantStatus(t, "Write with OutboundSGE+1 entries", pr.Active.Endpoint.Write(new(nd.Result), sgl, desc, 0, 0), nd.ErrDataOverrun)
+	expectStatus(t, "Write with OutboundSGE+1 entries", pr.Active.Endpoint.Write(new(nd.Result), sgl, desc, 0, 0), nd.ErrDataOverrun)
 	ExpectEmpty(t, pr.Active.OutCQ)
 	res := rdmaWrite(t, pr.Active, desc, 0, pattern(8, 17), 0)
 	Expect(t, pr.Active.OutCQ, res, nd.Success, 8)
