@@ -42,12 +42,6 @@ type CQ struct {
 	endpoints []*Endpoint // to terminate on overrun
 	srqs      []*SRQ      // shared receive queues that flush into this one, closed with it
 
-	// polled lists the endpoints whose links are Pollers, for GetResults
-	// and Notify, which read it without mu: those links move inbound
-	// traffic when the queue is empty. Written under mu.
-	polled  atomic.Pointer[[]*Endpoint]
-	pollers []*Endpoint
-
 	// live is false only while the queue holds nothing and no completion
 	// is pending for Notify: take then has nothing to do and skips mu.
 	// Written under mu.
@@ -181,39 +175,20 @@ func (q *CQ) take(results []*nd.Result) int {
 	return n
 }
 
-// poll lets the transport's readiness set (Progress), or else the links of
-// the queue's endpoints that implement Poller, handle what has arrived; it
-// reports whether any handled something.
+// poll lets the transport's readiness set (Progress), if it has one,
+// handle what has arrived; it reports whether it handled something.
 func (q *CQ) poll() bool {
 	if pr := q.a.progress; pr != nil {
 		return pr.Poll()
 	}
-	eps := q.polled.Load()
-	if eps == nil {
-		return false
-	}
-	moved := false
-	for _, ep := range *eps {
-		if p := ep.poller.Load(); p != nil && (*p).Poll() {
-			moved = true
-		}
-	}
-	return moved
+	return false
 }
 
-// watch tells the transport's readiness set, or the Pollers of the
-// queue's endpoints, that the application waits instead of polling.
+// watch tells the transport's readiness set, if it has one, that the
+// application waits instead of polling.
 func (q *CQ) watch() {
 	if pr := q.a.progress; pr != nil {
 		pr.Watch()
-		return
-	}
-	if eps := q.polled.Load(); eps != nil {
-		for _, ep := range *eps {
-			if p := ep.poller.Load(); p != nil {
-				(*p).Watch()
-			}
-		}
 	}
 }
 
@@ -382,29 +357,6 @@ func (q *CQ) detach(ep *Endpoint) {
 	q.mu.Lock()
 	q.endpoints = remove(q.endpoints, ep)
 	q.mu.Unlock()
-	q.setPolled(ep, false)
-}
-
-// setPolled adds ep to the endpoints whose links are polled (on), or
-// removes it.
-func (q *CQ) setPolled(ep *Endpoint, on bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	had := slices.Contains(q.pollers, ep)
-	switch {
-	case on && !had:
-		q.pollers = append(q.pollers, ep)
-	case !on && had:
-		q.pollers = remove(q.pollers, ep)
-	default:
-		return
-	}
-	if len(q.pollers) == 0 {
-		q.polled.Store(nil)
-		return
-	}
-	eps := slices.Clone(q.pollers)
-	q.polled.Store(&eps)
 }
 
 // remove returns eps without ep.

@@ -56,10 +56,6 @@ type Endpoint struct {
 	closeStatus  nd.Status
 	closeInbound bool // the end comes from the inbound Send being delivered (InboundCloser)
 
-	// poller is the link's Poller while the link is attached (set and
-	// cleared under mu, read without it by the completion queues).
-	poller atomic.Pointer[Poller]
-
 	// dead: Close (its own, its connector's, a queue's or the adapter's)
 	// ran. Set under mu, read by every check, with mu or without.
 	dead atomic.Bool

@@ -13,7 +13,7 @@ import (
 func TestHoldsFenceInvalidateAndDeregister(t *testing.T) {
 	a := newTestAdapter(t)
 	cq := newTestCQ(t, a)
-	ep := newAttachedEndpoint(t, a, cq, &pollLink{}, 1, 4)
+	ep := newAttachedEndpoint(t, a, cq, &quietLink{}, 1, 4)
 	e := nd.Endpoint(ep)
 	mem := make([]byte, 64)
 	mr, err := a.RegisterMemory(context.Background(), mem)

@@ -214,7 +214,6 @@ func (ep *Endpoint) endLocked(st nd.Status, why endReason) {
 	}
 	ep.closePending, ep.closeLink, ep.closeStatus = true, ep.link, st
 	ep.link = nil
-	ep.poller.Store(nil)
 }
 
 // unlock releases ep.mu and carries out a teardown decided under it: the
@@ -271,15 +270,7 @@ func (ep *Endpoint) attach(link Link, ird, ord int) error {
 	}
 	ep.link, ep.ird, ep.ord = link, ird, ord
 	ep.state = epAccepting
-	p, polled := link.(Poller)
-	if polled {
-		ep.poller.Store(&p)
-	}
 	ep.mu.Unlock()
-	if polled {
-		ep.inCQ.setPolled(ep, true)
-		ep.outCQ.setPolled(ep, true)
-	}
 	link.Attach(ep)
 	if publishes {
 		ep.a.publishRemoteAccess(t)
@@ -302,7 +293,6 @@ func (ep *Endpoint) detach() {
 	ep.mu.Lock()
 	if ep.state == epAccepting {
 		ep.state, ep.link = epIdle, nil
-		ep.poller.Store(nil)
 	}
 	ep.mu.Unlock()
 }

@@ -173,18 +173,11 @@ func (s *SRQ) Notify(ctx context.Context) error {
 		s.fired = make(chan struct{})
 	}
 	ch := s.fired
-	eps := slices.Clone(s.endpoints)
 	s.mu.Unlock()
 	// Inbound Sends must move while this goroutine waits.
 	if pr != nil {
 		pr.Watch()
 		defer pr.Unwatch()
-	} else {
-		for _, ep := range eps {
-			if p := ep.poller.Load(); p != nil {
-				(*p).Watch()
-			}
-		}
 	}
 	select {
 	case <-ch:

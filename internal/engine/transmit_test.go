@@ -14,7 +14,7 @@ import (
 // closed is set it refuses the request with ErrCanceled at once, as a
 // closed transport does.
 type gateLink struct {
-	pollLink
+	quietLink
 	closed   atomic.Bool
 	entered  chan struct{}
 	release  chan struct{}

@@ -33,7 +33,7 @@ import (
 //     connection fails.
 //
 // The engine calls the transport through Transport, Link and the optional
-// Progress, Poller, InboundCloser, CloseWaiter and WindowTable below.
+// Progress, InboundCloser, CloseWaiter and WindowTable below.
 
 // Transport is what a software transport provides to an Adapter.
 type Transport interface {
@@ -149,31 +149,11 @@ type CloseWaiter interface {
 // goroutine waits for completions: the transport's own goroutines must
 // move inbound traffic promptly, whatever other goroutines' polls do. All
 // three are called without engine locks held, from any goroutine,
-// concurrently with each other. Links of such a transport do not
-// implement Poller.
+// concurrently with each other.
 type Progress interface {
 	Poll() bool
 	Watch()
 	Unwatch()
-}
-
-// Poller is what a Link may also implement so that the application's own
-// polling moves the link's inbound traffic, without a hand-off between
-// goroutines: GetResults on either completion queue of the endpoint calls
-// Poll when it finds the queue empty, and Notify calls Poll once before it
-// waits and then Watch. Both are called without engine locks held, from any
-// goroutine, concurrently with each other and with the link's own
-// goroutines.
-type Poller interface {
-	// Poll handles inbound traffic that has arrived, without blocking,
-	// and reports whether it handled any. It returns false at once when
-	// another goroutine is handling the link's inbound traffic or the
-	// link has ended.
-	Poll() bool
-	// Watch tells the link that the application stopped polling (it
-	// waits in Notify): the link's own goroutines must move inbound
-	// traffic promptly from now on, until Poll is called again.
-	Watch()
 }
 
 // WindowTable is what a Link may also implement to publish the windows
