@@ -87,7 +87,7 @@ func (l *link) silentExpired() {
 	due := !l.closing && l.confirmDueLocked()
 	l.mu.Unlock()
 	if due {
-		l.ring()
+		l.wakeWriter()
 	}
 }
 
@@ -95,24 +95,24 @@ func (l *link) silentExpired() {
 // arrived, and every Send and Write it confirms. Called by the link's poller (rxMu held).
 func (l *link) readDone(rs *readerState) {
 	l.mu.Lock()
-	if l.orq.len() == 0 {
+	if l.orq.Len() == 0 {
 		l.mu.Unlock()
 		return
 	}
-	e := l.orq.pop()
+	e := l.orq.Pop()
 	if e.wr == nil {
 		l.confirmsOut--
 	}
 	rs.confirmed = rs.confirmed[:0]
-	for l.unconfirmed.len() > 0 && l.unconfirmed.at(0).n <= e.upTo {
-		rs.confirmed = append(rs.confirmed, l.unconfirmed.pop())
+	for l.unconfirmed.Len() > 0 && l.unconfirmed.At(0).n <= e.upTo {
+		rs.confirmed = append(rs.confirmed, l.unconfirmed.Pop())
 	}
 	// Messages sent while the read limit was used up wait for a
 	// confirmation Read that now fits: the writer adds it.
 	due := l.confirmDueLocked()
 	l.mu.Unlock()
 	if due {
-		l.ring()
+		l.wakeWriter()
 	}
 	ep := l.ep.Load()
 	for _, c := range rs.confirmed {

@@ -12,6 +12,7 @@ import (
 	"github.com/godirect/nd"
 	"github.com/godirect/nd/internal/engine"
 	"github.com/godirect/nd/internal/iwarp"
+	"github.com/godirect/nd/internal/queue"
 )
 
 // link is one TCP connection carrying one ND connection (engine.Link).
@@ -43,8 +44,8 @@ type link struct {
 	ourIRD    int            // Read Requests we queue from the peer (readRoom of the wire value)
 	sinkSTag  uint32         // the STag our Read Requests name for their responses
 
-	ep atomic.Pointer[engine.Endpoint]
-	rx atomic.Uint64 // inbound FPDUs, for the response watchdog
+	ep       atomic.Pointer[engine.Endpoint]
+	framesIn atomic.Uint64 // inbound FPDUs, for the response watchdog
 
 	// The parser: br, rs. rxStarted: the handshake is over and rs is in
 	// use. slot: the link's place in the readiness set (the progress's
@@ -87,13 +88,13 @@ type link struct {
 	rtrSent       bool // active: the ready-to-receive frame is written (or encoded for the socket)
 	tailPending   bool
 	jobs          []job
-	orq           fifo[readEntry] // Read Requests sent, oldest first
-	unconfirmed   fifo[sentEntry] // Sends and Writes sent, not yet confirmed
-	confirm       bool            // Sends and Writes wait for confirmation (confirm.go)
-	confirmSlots  int             // the peer's inbound Read slots the endpoint's Reads leave free
-	confirmsOut   int             // zero-length Reads of the transport's own in flight
-	sentSeq       uint64          // Sends and Writes sent so far
-	coveredSeq    uint64          // sentSeq when the last Read Request went out
+	orq           queue.FIFO[readEntry] // Read Requests sent, oldest first
+	unconfirmed   queue.FIFO[sentEntry] // Sends and Writes sent, not yet confirmed
+	confirm       bool                  // Sends and Writes wait for confirmation (confirm.go)
+	confirmSlots  int                   // the peer's inbound Read slots the endpoint's Reads leave free
+	confirmsOut   int                   // zero-length Reads of the transport's own in flight
+	sentSeq       uint64                // Sends and Writes sent so far
+	coveredSeq    uint64                // sentSeq when the last Read Request went out
 	// Silent Sends and Writes (FlagSilentSuccess) need confirming only to
 	// free their queue entries and to catch a failure: urgentSeq is the
 	// sentSeq of the last one that is not silent; silent ones alone are
@@ -238,14 +239,14 @@ func (l *link) Transmit(wr *engine.WorkRequest) (bool, nd.Status) {
 	j.wr, j.seq = wr, wr.Seq
 	l.mu.Unlock()
 	if !l.sendInline() {
-		l.ring()
+		l.wakeWriter()
 	}
 	return false, nd.Success
 }
 
-// ring wakes the writer (and has the next application poll yield the
+// wakeWriter wakes the writer (and has the next application poll yield the
 // processor to it: see progress.poll).
-func (l *link) ring() {
+func (l *link) wakeWriter() {
 	select {
 	case l.wake <- struct{}{}:
 		if !l.t.progress.woke.Load() {
@@ -266,7 +267,7 @@ func (l *link) startWriter() {
 	l.writerStarted = true
 	l.wg.Add(1)
 	period := l.t.p.cfg.ResponseTimeout
-	last := l.rx.Load()
+	last := l.framesIn.Load()
 	l.watchdog = time.AfterFunc(period, func() { l.checkProgress(last, false) })
 	l.mu.Unlock()
 	go l.writeLoop()
@@ -276,9 +277,9 @@ func (l *link) startWriter() {
 // for the peer and nothing arrived for a whole ResponseTimeout: they waited
 // at the previous check too (waited), and no FPDU arrived since (last).
 func (l *link) checkProgress(last uint64, waited bool) {
-	now := l.rx.Load()
+	now := l.framesIn.Load()
 	l.mu.Lock()
-	waiting := l.orq.len() > 0 || l.unconfirmed.len() > 0
+	waiting := l.orq.Len() > 0 || l.unconfirmed.Len() > 0
 	closing := l.closing
 	l.mu.Unlock()
 	if closing {
@@ -373,7 +374,7 @@ func (l *link) shutdown(status nd.Status, term *iwarp.Terminate, notify bool) {
 		deadline := time.Now().Add(time.Second)
 		l.conn.SetWriteDeadline(deadline)
 		l.conn.SetReadDeadline(deadline)
-		l.ring()
+		l.wakeWriter()
 	} else {
 		l.writeTerminateNow(term) // and an RTR still owed (terminate.go)
 		l.conn.Close()
@@ -418,8 +419,8 @@ func (l *link) cleanup() {
 	l.mu.Lock()
 	jobs := l.jobs
 	l.jobs = nil
-	orq := l.orq.drain(nil)
-	sent := l.unconfirmed.drain(nil)
+	orq := l.orq.Drain(nil)
+	sent := l.unconfirmed.Drain(nil)
 	// Requests that went out and waited for the peer time out with the
 	// connection; those never sent are canceled.
 	waited := nd.ErrCanceled

@@ -371,6 +371,6 @@ func (l *link) deferExpired() {
 // flushDeferred sends a held-back response now (inline, or by the writer).
 func (l *link) flushDeferred() {
 	if l.takeDeferred() && !l.sendInline() {
-		l.ring()
+		l.wakeWriter()
 	}
 }

@@ -103,7 +103,7 @@ func (l *link) releaseHold() {
 	l.holdTx = false
 	l.mu.Unlock()
 	if held {
-		l.ring()
+		l.wakeWriter()
 	}
 }
 

@@ -34,11 +34,11 @@ func (l *link) armRTRNudgeLocked() {
 	if l.godirect || l.rtrNudge != nil {
 		return
 	}
-	start := l.rx.Load()
+	start := l.framesIn.Load()
 	delay, left := rtrNudgeFirst, rtrNudges
 	fire := func() {
 		l.mu.Lock()
-		if l.closing || l.rx.Load() != start || left == 0 {
+		if l.closing || l.framesIn.Load() != start || left == 0 {
 			l.mu.Unlock()
 			return
 		}
@@ -47,7 +47,7 @@ func (l *link) armRTRNudgeLocked() {
 		delay *= 2
 		l.rtrNudge.Reset(delay)
 		l.mu.Unlock()
-		l.ring()
+		l.wakeWriter()
 	}
 	l.rtrNudge = time.AfterFunc(delay, fire)
 }

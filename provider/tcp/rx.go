@@ -363,7 +363,7 @@ func (l *link) beginFPDU(rs *readerState) error {
 	if _, err := rs.reasm.Accept(&rs.h.SegmentHeader, plen); err != nil {
 		return l.fail(nd.ErrRemoteError, sequenceTerminate(err), ulpduHdr)
 	}
-	l.rx.Add(1)
+	l.framesIn.Add(1)
 	if !rs.first {
 		rs.first = true
 		if err := l.firstInbound(&rs.h, plen); err != nil {
@@ -417,7 +417,7 @@ func (l *link) firstInbound(h *iwarp.FPDUHeader, plen int) error {
 	l.holdTx = false
 	events, rtrTimer := l.events, l.rtrTimer
 	l.mu.Unlock()
-	l.ring()
+	l.wakeWriter()
 	if !awaiting {
 		return nil
 	}
@@ -469,8 +469,8 @@ func (l *link) rxReadResponse(rs *readerState, ulpdu []byte) error {
 	h, plen := &rs.h, rs.plen
 	l.mu.Lock()
 	var e *readEntry
-	if l.orq.len() > 0 {
-		e = l.orq.at(0)
+	if l.orq.Len() > 0 {
+		e = l.orq.At(0)
 	}
 	// siw (seen on Linux 6.1) may answer a zero-length Read Request
 	// that it queued while sending with a response carrying the length
@@ -587,7 +587,7 @@ func (l *link) rxReadRequest(body, ulpdu []byte) error {
 	if rr.Size == 0 {
 		l.deferTx()
 	} else if !l.sendInline() {
-		l.ring()
+		l.wakeWriter()
 	}
 	return nil
 }

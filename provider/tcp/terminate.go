@@ -139,14 +139,14 @@ func (l *link) rxTerminate(body []byte) error {
 		// whose MSN field holds the Read's size), the oldest Read
 		// waiting is it.
 		var e *readEntry
-		for i := 0; known && i < l.orq.len(); i++ {
-			if x := l.orq.at(i); x.msn == culprit.MSN && x.wr != nil {
+		for i := 0; known && i < l.orq.Len(); i++ {
+			if x := l.orq.At(i); x.msn == culprit.MSN && x.wr != nil {
 				e = x
 				break
 			}
 		}
-		if e == nil && l.orq.len() > 0 && l.orq.at(0).wr != nil {
-			e = l.orq.at(0)
+		if e == nil && l.orq.Len() > 0 && l.orq.At(0).wr != nil {
+			e = l.orq.At(0)
 		}
 		if e != nil {
 			r := *e
@@ -154,8 +154,8 @@ func (l *link) rxTerminate(body []byte) error {
 			e.wr = nil // completed here, not by cleanup
 		}
 	case known:
-		for l.unconfirmed.len() > 0 {
-			e := l.unconfirmed.pop()
+		for l.unconfirmed.Len() > 0 {
+			e := l.unconfirmed.Pop()
 			match := false
 			if culprit.Tagged() {
 				match = e.msn == 0 && e.wr.Remote.Token == culprit.STag
@@ -172,7 +172,7 @@ func (l *link) rxTerminate(body []byte) error {
 			// Nothing matched: the peer's complaint is not about a
 			// message still waiting; put them back for cleanup.
 			for i := len(done) - 1; i >= 0; i-- {
-				l.unconfirmed.push(done[i])
+				l.unconfirmed.Push(done[i])
 			}
 			done = nil
 		}

@@ -175,7 +175,7 @@ func (s *sender) flushInline() (tailLeft bool, err error) {
 	l.mu.Lock()
 	l.tailPending = true
 	l.mu.Unlock()
-	l.ring()
+	l.wakeWriter()
 	return true, nil
 }
 
@@ -471,7 +471,7 @@ func (l *link) sendRead(s *sender, w *writerState, wr *engine.WorkRequest, seq u
 	e.upTo = l.sentSeq
 	l.coveredSeq = l.sentSeq
 	l.silentDue = false
-	l.orq.push(e)
+	l.orq.Push(e)
 	if wr == nil {
 		l.confirmsOut++
 	}
@@ -506,7 +506,7 @@ func (l *link) sent(s *sender, j *job, msn uint32) {
 	defer l.mu.Unlock()
 	if l.confirming() {
 		l.sentSeq++
-		l.unconfirmed.push(sentEntry{wr: j.wr, seq: j.seq, n: l.sentSeq, msn: msn})
+		l.unconfirmed.Push(sentEntry{wr: j.wr, seq: j.seq, n: l.sentSeq, msn: msn})
 		if j.wr.Flags&nd.FlagSilentSuccess == 0 {
 			l.urgentSeq = l.sentSeq
 		} else {
