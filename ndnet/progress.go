@@ -352,11 +352,11 @@ func (c *Conn) sendFrameLocked(t frameType, flags uint8, payload []byte, ringLen
 // (completeLocked), so once a quarter of the slots are in flight, one of
 // them signals and its completion frees room for a Write that waits. A
 // signaled Send costs a completion to take and, over provider/tcp, a
-// confirmation Read whose answer the peer sends back; the 64 B round trip
-// of cmd/ndnet-perf went 1.09x faster over tcp and 1.12x over shm (14
-// alternating rounds). The other frames and the ring's RDMA Writes signal:
-// a Write's completion frees staging space, and ring frames sent silent
-// slowed 1 MiB io.Copy over shm (0.87x, eight rounds).
+// confirmation Read whose answer the peer sends back, so silent data
+// frames make small round trips faster. The other frames and the ring's
+// RDMA Writes signal: a Write's completion frees staging space, and ring
+// frames sent silent slowed bulk copies over shm (figures:
+// docs/ndnet-protocol.md).
 func (c *Conn) sendFlags(signal bool) nd.Flags {
 	if signal || c.txSilent >= len(c.tx)/4 {
 		c.txSilent = 0

@@ -6,17 +6,14 @@ import "github.com/godirect/nd"
 // go in 512 KiB pieces. From 1 MiB on, Go's memmove (amd64) writes with
 // non-temporal stores, which go around the cache to memory; up to a few
 // MiB source and destination still fit in the cache, and the pieces, each
-// below that threshold, keep to it. On the 2-core test host,
-// BenchmarkCopy at 1 MiB: 40.5 against 33.6 GB/s; nd perf write_bw over
-// shm at 1 MiB: 33.0 to 38.9 GB/s. At 16 MiB the pieces were slower
-// (hence the upper bound). The pieces go front to back, so the last byte
-// is still stored last (in-order placement).
+// below that threshold, keep to it. Beyond the upper bound the pieces were
+// slower. The pieces go front to back, so the last byte is still stored
+// last (in-order placement).
 //
 // provider/shm's direct RDMA Read, a copy from the target's memory into
-// the initiator's, keeps the built-in copy: there the pieces measured
-// slower (nd perf read_bw over shm at 1 MiB: 52.9 against 39.8 GB/s; the
-// non-temporal stores leave the source in this core's cache, while the
-// target's core holds it too).
+// the initiator's, keeps the built-in copy: there the pieces were slower,
+// since the target's core holds the source in its cache too. Figures:
+// docs/shm-transport.md, "Data path".
 func Copy(dst, src []byte) int {
 	n := min(len(dst), len(src))
 	if n < copyPieceFrom || n > copyPieceTo {

@@ -29,9 +29,8 @@ const (
 	// empty poll with no link hot costs a counter, not a system call, and
 	// an armed link that rang waits at most this many looks, well under a
 	// microsecond of a polling application, however many links are hot.
-	// (Counting passes instead made a pass over 16 hot links, 0.8 us,
-	// wait 32 passes for the kernel: 17 us per message at 1000
-	// connections.)
+	// Looks are counted, not passes: a pass over many hot links is long,
+	// and counting passes left a rung link waiting that many long passes.
 	epollLooks = 32
 	// armIdlePasses: a hot link is armed once this many passes in a row
 	// found its ring empty. Staying hot costs a look per pass; being armed

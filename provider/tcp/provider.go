@@ -78,8 +78,8 @@ type Config struct {
 	// connections within this host (the peer's address is a loopback
 	// address or one of the host's) and leaves the system's default on
 	// the others: over loopback a pacing algorithm such as BBR, a common
-	// default, holds one connection to about 60% of what reno carries,
-	// since no link limits it there (docs/tcp-transport.md).
+	// default, holds one connection well below what reno carries, since
+	// no link limits it there (figures: docs/tcp-transport.md).
 	// CongestionSystem leaves every connection with the system's default.
 	// Any other name ("cubic", "bbr", ...) is set on every connection; if
 	// the kernel refuses it (an unprivileged process may choose only those

@@ -17,14 +17,10 @@ const (
 	// placed. Such a poll reads the bytes as they arrive, and each one
 	// copied through the buffer is time the application waits. The
 	// progress goroutine keeps reading through the buffer, which grows:
-	// placing there too made nd perf send_bw -b (the application waking
-	// in Notify for each message) 0.72-0.97x in six runs. Against reading
-	// every payload through the buffer (rotating rounds, reno): 1 MiB
-	// send_bw 1.12-1.19x, -b 1.04-1.10x, read_bw 1.14x, 64 KiB send_bw
-	// 1.08x, read_bw 1.07x; write_bw 0.96-1.08x (docs/tcp-transport.md).
-	// Under BBR, where the buffer does not grow, payloads were already
-	// read into place (two reads an FPDU), and placing with readv measured
-	// 0.95-0.99x: those links read as before.
+	// placing there too slowed an application that wakes in Notify for
+	// each message. Under BBR, where the buffer does not grow, payloads
+	// are read into place already (two reads an FPDU), and those links
+	// read as before. Figures: docs/tcp-transport.md, "Data path".
 	placeMin   = 16 << 10
 	placeSpill = 16 << 10
 	// rxBufferSize is a link's first buffer: it holds a 4 KiB Send whole,
@@ -62,12 +58,11 @@ const (
 	// receivePause times as long as that poll took. A read holds the
 	// socket's lock, which the kernel takes to queue an arriving segment
 	// and to acknowledge it: polls that read back to back hold it most of
-	// the time, and the segments wait for it. Under BBR, which paces the
-	// sender by the rate the acknowledgments show, 1 MiB send_bw was 6-11%
-	// faster with a pause of twice the poll, and 1.02-1.05x faster again
-	// with four times (64 KiB 1.10x; eight times: no better; reno and -b
-	// unchanged). Outside a message nothing pauses: a round trip's answer
-	// is read at the first poll after it arrives.
+	// the time, and the segments wait for it; under BBR, which paces the
+	// sender by the rate the acknowledgments show, that slows the whole
+	// transfer. Four times the poll read fastest (docs/tcp-transport.md).
+	// Outside a message nothing pauses: a round trip's answer is read at
+	// the first poll after it arrives.
 	receivePause = 4
 	// receivePauseMax bounds the pause: a poll that took long was
 	// descheduled, not slow to read.
