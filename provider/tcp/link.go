@@ -24,6 +24,28 @@ import (
 // request, on the poster's goroutine (Transmit), or else the writer
 // goroutine. What the two sides share is guarded by mu.
 type link struct {
+	linkSetup
+
+	ep       atomic.Pointer[engine.Endpoint]
+	framesIn atomic.Uint64 // inbound FPDUs, for the response watchdog
+
+	linkReader
+	linkWriter
+	linkShared
+	linkConfirm
+
+	wg sync.WaitGroup // the handshake goroutine, the writer, and (perLink) the reader
+
+	// finOut is closed once the link's end (its last frames, the end of
+	// its stream) is handed to the kernel (closewait.go). closingHook is
+	// testLinkClosing when the link was made.
+	finOut      chan struct{}
+	closingHook func(active bool)
+}
+
+// linkSetup is what newLink and then the handshake set, before the reader
+// and the writer start; read-only after that.
+type linkSetup struct {
 	t      *transport
 	conn   *net.TCPConn
 	sock   *socket
@@ -32,7 +54,6 @@ type link struct {
 	local  netip.AddrPort
 	remote netip.AddrPort
 
-	// Set by the handshake before the reader and writer use them.
 	req      iwarp.MPAFrame // the MPA request (sent or received)
 	crc      bool
 	godirect bool
@@ -43,29 +64,32 @@ type link struct {
 	peerIRD   int            // Read Requests the peer will queue from us (wire value)
 	ourIRD    int            // Read Requests we queue from the peer (readRoom of the wire value)
 	sinkSTag  uint32         // the STag our Read Requests name for their responses
+	rxGrows   bool           // the reader's buffer grows for bulk traffic
+}
 
-	ep       atomic.Pointer[engine.Endpoint]
-	framesIn atomic.Uint64 // inbound FPDUs, for the response watchdog
-
-	// The parser: br, rs. rxStarted: the handshake is over and rs is in
-	// use. slot: the link's place in the readiness set (the progress's
-	// mu; -1 outside it); handledRound: the set's last poll that found it
-	// ready (the progress's mu).
+// linkReader is the parser's: br and rs belong to whoever holds rxMu.
+// rxStarted: the handshake is over and rs is in use. slot: the link's
+// place in the readiness set (the progress's mu; -1 outside it);
+// handledRound: the set's last poll that found it ready (the progress's
+// mu). The handshake's timers are armed and stopped under mu.
+type linkReader struct {
 	rxMu         sync.Mutex
 	rs           readerState
 	rxStarted    atomic.Bool
-	rxGrows      bool          // the reader's buffer grows for bulk traffic (set once)
 	rxDone       chan struct{} // closed when the reading stopped (stopReading)
 	slot         int32
 	handledRound uint64
 	rtrTimer     *time.Timer // passive: ends a handshake whose ready-to-receive frame never comes (mu)
 	rtrNudge     *time.Timer // active: repeats a foreign peer's ready-to-receive nudge (mu; rtr_nudge.go)
 	replyTimer   *time.Timer // passive without a ready-to-receive frame: watches the reply's delivery (mu; reply_delivery.go)
+}
 
-	// The transmitter: snd, wst, txBatch (the jobs being sent) and tail
-	// (bytes of an inline send the socket did not take yet; tailPending
-	// says so under mu). txDeferred: a zero-length Read Response is held
-	// back (deferTx) and the link is in the progress's held list.
+// linkWriter is the transmitter's, whoever holds txMu: snd, wst, txBatch
+// (the jobs being sent) and tail (bytes of an inline send the socket did
+// not take yet; tailPending says so under mu). txDeferred: a zero-length
+// Read Response is held back (deferTx) and the link is in the progress's
+// held list.
+type linkWriter struct {
 	txMu       sync.Mutex
 	snd        *sender
 	wst        writerState
@@ -74,7 +98,12 @@ type link struct {
 	txDeferred atomic.Bool // written under the progress's heldMu
 	deferArmed atomic.Bool // deferTimer runs
 	deferTimer *time.Timer // ends a deferral that nothing else ended
+}
 
+// linkShared is what the poster, the reader and the writer share, under
+// mu: the connection's state, the writer's queue and doorbell, and the
+// Terminate owed.
+type linkShared struct {
 	mu            sync.Mutex
 	wake          chan struct{} // the writer's doorbell
 	events        engine.LinkEvents
@@ -88,38 +117,35 @@ type link struct {
 	rtrSent       bool // active: the ready-to-receive frame is written (or encoded for the socket)
 	tailPending   bool
 	jobs          []job
-	orq           queue.FIFO[readEntry] // Read Requests sent, oldest first
-	unconfirmed   queue.FIFO[sentEntry] // Sends and Writes sent, not yet confirmed
-	confirm       bool                  // Sends and Writes wait for confirmation (confirm.go)
-	confirmSlots  int                   // the peer's inbound Read slots the endpoint's Reads leave free
-	confirmsOut   int                   // zero-length Reads of the transport's own in flight
-	sentSeq       uint64                // Sends and Writes sent so far
-	coveredSeq    uint64                // sentSeq when the last Read Request went out
-	// Silent Sends and Writes (FlagSilentSuccess) need confirming only to
-	// free their queue entries and to catch a failure: urgentSeq is the
-	// sentSeq of the last one that is not silent; silent ones alone are
-	// confirmed once silentBatch of them wait, or when silentTimer fires
-	// (silentDue) silentDelay after the first of them.
-	urgentSeq    uint64
-	silentBatch  uint64
-	silentArmed  bool
-	silentDue    bool
-	silentTimer  *time.Timer
-	inboundReads int // Read Requests accepted and not yet answered
-	watchdog     *time.Timer
+	inboundReads  int // Read Requests accepted and not yet answered
+	watchdog      *time.Timer
 	// The Terminate the reader expects to owe the peer if the engine call
 	// it is making ends the connection (see expect).
 	pending    iwarp.Terminate
 	pendingSet bool
 	pendingHdr [iwarp.UntaggedHeaderSize]byte
+}
 
-	wg sync.WaitGroup // the handshake goroutine, the writer, and (perLink) the reader
-
-	// finOut is closed once the link's end (its last frames, the end of
-	// its stream) is handed to the kernel (closewait.go). closingHook is
-	// testLinkClosing when the link was made.
-	finOut      chan struct{}
-	closingHook func(active bool)
+// linkConfirm is the confirmed completion's bookkeeping (confirm.go), under
+// mu.
+type linkConfirm struct {
+	orq          queue.FIFO[readEntry] // Read Requests sent, oldest first
+	unconfirmed  queue.FIFO[sentEntry] // Sends and Writes sent, not yet confirmed
+	confirm      bool                  // Sends and Writes wait for confirmation (confirm.go)
+	confirmSlots int                   // the peer's inbound Read slots the endpoint's Reads leave free
+	confirmsOut  int                   // zero-length Reads of the transport's own in flight
+	sentSeq      uint64                // Sends and Writes sent so far
+	coveredSeq   uint64                // sentSeq when the last Read Request went out
+	// Silent Sends and Writes (FlagSilentSuccess) need confirming only to
+	// free their queue entries and to catch a failure: urgentSeq is the
+	// sentSeq of the last one that is not silent; silent ones alone are
+	// confirmed once silentBatch of them wait, or when silentTimer fires
+	// (silentDue) silentDelay after the first of them.
+	urgentSeq   uint64
+	silentBatch uint64
+	silentArmed bool
+	silentDue   bool
+	silentTimer *time.Timer
 }
 
 type jobKind uint8
@@ -187,7 +213,9 @@ var (
 )
 
 func newLink(t *transport, c *net.TCPConn, active bool) *link {
-	l := &link{t: t, conn: c, active: active, wake: make(chan struct{}, 1), rxDone: make(chan struct{}), slot: -1}
+	l := &link{}
+	l.t, l.conn, l.active = t, c, active
+	l.wake, l.rxDone, l.slot = make(chan struct{}, 1), make(chan struct{}), -1
 	l.finOut, l.closingHook = make(chan struct{}), testLinkClosing
 	l.sock = newSocket(c)
 	l.br = newRxBuffer(l.sock, rxBufferSize)
