@@ -68,7 +68,8 @@ func dialFakeProbe(t *testing.T, p *Provider, addr netip.Addr, port uint16, with
 	if withProbe {
 		req.probeAddr, req.probe = probeAddr(), *probe
 	}
-	l := &link{conn: c, t: tr}
+	l := &link{}
+	l.conn, l.t = c, tr
 	if err := l.send(fakeRequestBody(&req, local), fds); err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +255,8 @@ func TestHostileTable(t *testing.T) {
 			if !ok {
 				t.Fatal("allocationOf")
 			}
-			fl := &link{conn: f.conn, t: p.t}
+			fl := &link{}
+			fl.conn, fl.t = f.conn, p.t
 			if err := fl.sendSegment(id, size, fd); err != nil {
 				t.Fatal(err)
 			}
@@ -839,7 +841,8 @@ func TestPullSplit(t *testing.T) {
 		src[i] = byte(i*7 + i>>11)
 	}
 	cfg := DefaultConfig()
-	l := &link{pid: selfPeer(t), done: make(chan struct{}), t: &transport{progress: newProgress(&cfg)}}
+	l := &link{}
+	l.pid, l.done, l.t = selfPeer(t), make(chan struct{}), &transport{progress: newProgress(&cfg)}
 	idle := &pullHelper{req: make(chan pullJob, 1), stop: make(chan struct{})}
 	l.t.progress.helper = idle
 	l.r.split.done, l.r.split.share = make(chan error, 1), shareMax

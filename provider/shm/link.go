@@ -21,6 +21,31 @@ import (
 // to the outbound ring by the caller of Transmit, and a writer goroutine
 // runs only while some wait for room (tx.go). See doc.go.
 type link struct {
+	linkSetup
+	linkWindows
+	linkDirect
+
+	ep       atomic.Pointer[engine.Endpoint]
+	peerGone atomic.Bool // the socket hung up; the reader drains and ends
+	closed   atomic.Bool // mirrors closing, for the reader
+	rxSeen   atomic.Bool // records arrived since the watchdog last looked
+	stalls   int         // the watchdog's looks in a row that found requests waiting and nothing arrived (mu)
+
+	sendMu sync.Mutex // socket writes
+	sockRx sync.Mutex // socket reads: the watcher's, pullSegments'
+
+	linkShared
+
+	wg sync.WaitGroup // watcher, writer
+
+	linkReader
+	linkReady
+}
+
+// linkSetup is what newLink and the connection setup set before the link
+// is shared; read-only after that (the rings it points to have their own
+// owners: tx mu's, rx rxMu's).
+type linkSetup struct {
 	t      *transport
 	conn   *setupConn
 	active bool
@@ -28,7 +53,6 @@ type link struct {
 	bells  [numBells]*shmring.Doorbell
 	spin   time.Duration
 
-	// Set before the link is shared.
 	local, remote netip.AddrPort
 	pid           peerProc // the peer's process
 	peerProbe     [16]byte
@@ -38,7 +62,11 @@ type link struct {
 	rx     *shmring.Consumer // under rxMu
 	rxData *shmring.Doorbell // rung by the peer when armed; in the readiness set
 	txRoom *shmring.Doorbell // the writer sleeps on it
+}
 
+// linkWindows is the window tables, the peer's mapped segments and the
+// Send rendezvous, each field with its lock.
+type linkWindows struct {
 	// The window tables (wtable.go): pub is the one this side publishes as
 	// a target, peerTab the peer's. pvmPeer: this side's probe of the peer
 	// succeeded, so it may copy against the peer's windows by address.
@@ -61,6 +89,10 @@ type link struct {
 	// this side announced it, so the peer may.
 	rvMin int
 	rvIn  atomic.Bool
+}
+
+// linkDirect is the scratch of the caller of Transmit (one at a time).
+type linkDirect struct {
 	// Scratch for the caller of Transmit (one at a time), and the peer
 	// segment its last direct copy went through (a segment stays mapped
 	// until cleanup, which waits for direct copies to end).
@@ -69,16 +101,11 @@ type link struct {
 	dSegID  uint32
 	dSeg    []byte
 	txQuiet bool // unconf was found empty since Transmit last added to it (direct)
+}
 
-	ep       atomic.Pointer[engine.Endpoint]
-	peerGone atomic.Bool // the socket hung up; the reader drains and ends
-	closed   atomic.Bool // mirrors closing, for the reader
-	rxSeen   atomic.Bool // records arrived since the watchdog last looked
-	stalls   int         // the watchdog's looks in a row that found requests waiting and nothing arrived (mu)
-
-	sendMu sync.Mutex // socket writes
-	sockRx sync.Mutex // socket reads: the watcher's, pullSegments'
-
+// linkShared is what the poster, the writer, the watcher and the reader
+// share, under mu.
+type linkShared struct {
 	mu          sync.Mutex
 	events      engine.LinkEvents
 	closing     bool
@@ -105,9 +132,10 @@ type link struct {
 	snapshots   int      // Read responses copied aside (tests)
 	watchdog    *time.Timer
 	done        chan struct{} // closed by shutdown
+}
 
-	wg sync.WaitGroup // watcher, writer
-
+// linkReader is the inbound ring's consumer's, under rxMu.
+type linkReader struct {
 	// The inbound ring is consumed by whoever holds rxMu: a poller of the
 	// provider's readiness set. rxEnded: the link left the set, nobody
 	// may touch the ring (the segment may be unmapped); rxStop: the link
@@ -118,7 +146,11 @@ type link struct {
 	rxStop  bool
 	armed   bool
 	r       readerState // under rxMu
+}
 
+// linkReady is the link's place in the readiness set, under the
+// progress's mu.
+type linkReady struct {
 	// The link's place in the readiness set (the progress's mu): its slot
 	// (-1: not in the set), its index in the hot list (-1: not hot), and
 	// rxData's registration in the set.
@@ -136,10 +168,9 @@ type sent struct {
 }
 
 func newLink(t *transport, c *setupConn, active bool, seg *segment, bells [numBells]*shmring.Doorbell) *link {
-	l := &link{
-		t: t, conn: c, active: active, seg: seg, bells: bells, spin: t.p.cfg.Spin,
-		done: make(chan struct{}), maxResps: -1, slot: -1, hotIdx: -1,
-	}
+	l := &link{}
+	l.t, l.conn, l.active, l.seg, l.bells, l.spin = t, c, active, seg, bells, t.p.cfg.Spin
+	l.done, l.maxResps, l.slot, l.hotIdx = make(chan struct{}), -1, -1, -1
 	if t.p.cfg.SendThreshold > 0 {
 		l.rvMin = t.p.cfg.SendThreshold
 	}
