@@ -16,7 +16,28 @@ import (
 // are safe for concurrent use; concurrent Reads are served one at a time,
 // as are concurrent Writes, and a Read and a Write proceed in parallel.
 type Conn struct {
-	// Set up before the connection is handed out, then read-only.
+	connSetup
+
+	rmu   sync.Mutex // held by Read for its whole call (and by teardown)
+	wmu   sync.Mutex // held by Write for its whole call (and by teardown)
+	rspin spinWindow // under rmu: how long a blocked Read polls (wait.go)
+	wspin spinWindow // under wmu: how long a blocked Write polls
+	mu    sync.Mutex // connReceive, connSend, connShutdown and connWaiters' counters
+
+	connReceive
+	connSend
+	connShutdown
+	connWaiters
+
+	runCancel context.CancelFunc
+	runDone   chan struct{}
+	results   [64]*nd.Result
+	teardown  sync.Once
+}
+
+// connSetup is set up before the connection is handed out, then
+// read-only.
+type connSetup struct {
 	cfg        Config
 	local      Addr
 	remote     Addr
@@ -35,14 +56,10 @@ type Conn struct {
 	ringSize   int // negotiated ring size (0: none)
 	chunkMax   int // largest ring chunk
 	creditMark int // slots freed that make a credit frame due
+}
 
-	rmu   sync.Mutex // held by Read for its whole call (and by teardown)
-	wmu   sync.Mutex // held by Write for its whole call (and by teardown)
-	rspin spinWindow // under rmu: how long a blocked Read polls (wait.go)
-	wspin spinWindow // under wmu: how long a blocked Write polls
-	mu    sync.Mutex // the state below
-
-	// Receive side.
+// connReceive is the receive side, under Conn.mu.
+type connReceive struct {
 	rx          []rxSlot
 	rxIndex     map[*nd.Result]int
 	rxq         []rxEntry // frames with bytes for Read, in stream order
@@ -66,8 +83,10 @@ type Conn struct {
 	passive   bool
 	hello     [nd.MWDescriptorSize]byte // the ring window's descriptor, the hello's payload with a ring
 	peerHello chan struct{}
+}
 
-	// Send side.
+// connSend is the send side, under Conn.mu.
+type connSend struct {
 	tx          []txSlot
 	txIndex     map[*nd.Result]int
 	txHead      int
@@ -83,8 +102,10 @@ type Conn struct {
 	srcMR       nd.MemoryRegion // registration of srcBuf (sourceRegionLocked)
 	srcBuf      []byte          // the caller's buffer last written from, to its capacity
 	bindRes     nd.Result
+}
 
-	// Shutdown.
+// connShutdown is the shutdown's progress, under Conn.mu.
+type connShutdown struct {
 	finDue, finSent     bool
 	closeDue, closeSent bool
 	finFlags            uint8
@@ -97,8 +118,12 @@ type Conn struct {
 	closed              bool // Close was called
 	err                 error
 	dead                bool // the endpoint takes no more requests
+}
 
-	// Who waits for completions (wait.go).
+// connWaiters is who waits for completions (wait.go): the counters under
+// Conn.mu unless atomic, the doorbells and deadlines of Read, Write and
+// Close.
+type connWaiters struct {
 	appPolls  uint64        // polls by Read, Write and Close
 	readPolls uint64        // completion queue polls made by Read (tests)
 	notifying atomic.Int32  // Read, Write and Close calls waiting in Notify
@@ -112,11 +137,6 @@ type Conn struct {
 	closedCh chan struct{} // closed by Close
 	readDL   deadline
 	writeDL  deadline
-
-	runCancel context.CancelFunc
-	runDone   chan struct{}
-	results   [64]*nd.Result
-	teardown  sync.Once
 }
 
 // rxSlot is one receive buffer and its posted Receive.
@@ -194,20 +214,11 @@ func newConn(a *sharedAdapter, connector nd.Connector, cfg Config) (*Conn, error
 		return nil, fmt.Errorf("ndnet: Query: %w", err)
 	}
 	a.acquire()
-	c := &Conn{
-		cfg:       cfg,
-		adapter:   a,
-		connector: connector,
-		depth:     cfg.QueueDepth,
-		frameSize: HeaderSize + cfg.InlineThreshold,
-		rwake:     make(chan struct{}, 1),
-		wwake:     make(chan struct{}, 1),
-		cwake:     make(chan struct{}, 1),
-		closedCh:  make(chan struct{}),
-		runDone:   make(chan struct{}),
-		appLeft:   make(chan struct{}, 1),
-		peerHello: make(chan struct{}),
-	}
+	c := &Conn{runDone: make(chan struct{})}
+	c.cfg, c.adapter, c.connector = cfg, a, connector
+	c.depth, c.frameSize = cfg.QueueDepth, HeaderSize+cfg.InlineThreshold
+	c.rwake, c.wwake, c.cwake = make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{}, 1)
+	c.closedCh, c.appLeft, c.peerHello = make(chan struct{}), make(chan struct{}, 1), make(chan struct{})
 	c.readDL, c.writeDL = newDeadline(c.rwake), newDeadline(c.wwake)
 	c.rspin = spinWindow(cfg.Spin / spinFloor)
 	c.wspin = c.rspin
