@@ -16,19 +16,19 @@ var unservedAddr = netip.MustParseAddr("192.0.2.250")
 // adapterCases check a Provider's addresses and an Adapter: Query,
 // CreateCompletionQueue's sizes, Listen's ports and protocols, and Close.
 var adapterCases = []testCase{
-	{"Addresses", "nd-spi.md §7.1 INDProvider: QueryAddressList lists the addresses the provider serves, at least one, each valid", adapterAddresses},
-	{"OpenAdapter/Address", "nd-spi.md §7.1 INDProvider: OpenAdapter on a listed address opens the adapter of that address", adapterOpenAdapterAddress},
-	{"OpenAdapter/UnservedAddress", "nd-spi.md §7.1 INDProvider: OpenAdapter on an address the provider does not serve fails ND_INVALID_ADDRESS", adapterOpenAdapterUnservedAddress},
-	{"Query", "nd-spi.md §3.1, §7.3 INDAdapter::Query: every maximum is positive, MaxCallerData >= 56, MaxCalleeData >= 148, in-order DMA and loopback flags, repeatable", testQuery},
-	{"CreateCompletionQueue", "nd-spi.md §7.3 INDAdapter::CreateCompletionQueue: 0, negative or beyond MaxCQEntries entries fail ND_INVALID_PARAMETER", adapterCreateCompletionQueue},
-	{"Listen/InvalidProtocol", "nd-spi.md §7.3 INDAdapter::Listen: a protocol outside 0..255 fails ND_INVALID_PARAMETER_2", adapterListenInvalidProtocol},
-	{"Listen/AssignsPort", "nd-spi.md §7.3 INDAdapter::Listen: port 0 assigns a free port, a different one per listener", adapterListenAssignsPort},
-	{"Listen/SamePortSameProtocol", "nd-spi.md §7.3 INDAdapter::Listen: a port already listened on with the same protocol fails ND_ADDRESS_ALREADY_EXISTS", adapterListenSamePortSameProtocol},
-	{"Listen/SamePortOtherProtocol", "nd-spi.md §7.3 INDAdapter::Listen: a port is per protocol; another protocol may listen on it", adapterListenSamePortOtherProtocol},
-	{"Listen/PortFreeAfterClose", "nd-spi.md §7.7 INDListen: closing a listener frees its port", adapterListenPortFreeAfterClose},
-	{"Close/LaterCallsDeviceRemoved", `nd-spi.md §1 ND_DEVICE_REMOVED, docs/semantics.md "What a later call returns": after Adapter.Close every call on it or its objects fails ND_DEVICE_REMOVED`, testAdapterClosed},
-	{"Close/BlockedGetConnectionRequestCanceled", "nd-spi.md §6: closing an object completes its outstanding requests with ND_CANCELED", adapterCloseBlockedGetConnectionRequestCanceled},
-	{"Close/Idempotent", `docs/semantics.md "Closing objects": a second Close of an adapter succeeds and does nothing`, adapterCloseIdempotent},
+	{"Addresses", `docs/semantics.md "provider addresses": Addresses lists the addresses the provider serves, at least one, each valid`, adapterAddresses},
+	{"OpenAdapter/Address", `docs/semantics.md "provider addresses": OpenAdapter on a listed address opens the adapter of that address`, adapterOpenAdapterAddress},
+	{"OpenAdapter/UnservedAddress", `docs/semantics.md "provider addresses": OpenAdapter on an address the provider does not serve fails ND_INVALID_ADDRESS`, adapterOpenAdapterUnservedAddress},
+	{"Query", `docs/semantics.md "Query": every maximum is positive, MaxCallerData >= 56, MaxCalleeData >= 148, in-order DMA and loopback flags, repeatable`, testQuery},
+	{"CreateCompletionQueue", `docs/semantics.md "queue size": 0, negative or beyond MaxCQEntries entries fail ND_INVALID_PARAMETER`, adapterCreateCompletionQueue},
+	{"Listen/InvalidProtocol", `docs/semantics.md "protocol": a protocol outside 0..255 fails ND_INVALID_PARAMETER_2`, adapterListenInvalidProtocol},
+	{"Listen/AssignsPort", `docs/semantics.md "ports": port 0 assigns a free port, a different one per listener`, adapterListenAssignsPort},
+	{"Listen/SamePortSameProtocol", `docs/semantics.md "ports": a port already listened on with the same protocol fails ND_ADDRESS_ALREADY_EXISTS`, adapterListenSamePortSameProtocol},
+	{"Listen/SamePortOtherProtocol", `docs/semantics.md "ports": a port is per protocol; another protocol may listen on it`, adapterListenSamePortOtherProtocol},
+	{"Listen/PortFreeAfterClose", `docs/semantics.md "ports": closing a listener frees its port`, adapterListenPortFreeAfterClose},
+	{"Close/LaterCallsDeviceRemoved", `docs/semantics.md "call after a close": after Adapter.Close every call on it or its objects fails ND_DEVICE_REMOVED`, testAdapterClosed},
+	{"Close/BlockedGetConnectionRequestCanceled", `docs/semantics.md "Adapter": closing the adapter completes a waiting GetConnectionRequest with ND_CANCELED`, adapterCloseBlockedGetConnectionRequestCanceled},
+	{"Close/Idempotent", `docs/semantics.md "second Close": a second Close of an adapter succeeds and does nothing`, adapterCloseIdempotent},
 }
 
 func adapterAddresses(t *testing.T, p nd.Provider) {

@@ -10,11 +10,11 @@ import (
 // listenerCases check a Listener: closing it, the FIFO hand-out of
 // requests, its backlog, and canceling GetConnectionRequest.
 var listenerCases = []testCase{
-	{"ListenerClosed/LaterConnectRefused", "nd-spi.md §7.7 INDListen: after a listener closes, a Connect to its port is refused", listenerListenerClosedLaterConnectRefused},
-	{"ListenerClosed/WaitingGetConnectionRequestCanceled", "nd-spi.md §7.7 INDListen: closing the listener completes a waiting GetConnectionRequest with ND_CANCELED", listenerListenerClosedWaitingGetConnectionRequestCanceled},
-	{"GetConnectionRequest/ContextCanceled", "nd-spi.md §6 CancelOverlappedRequests: a canceled GetConnectionRequest returns ND_CANCELED and the listener keeps working", listenerGetConnectionRequestContextCanceled},
-	{"GetConnectionRequest/FIFO", "nd-spi.md §7.7 INDListen::GetConnectionRequest: requests are handed out in the order they arrived", testRequestFIFO},
-	{"Backlog/SecondConnectRefused", "nd-spi.md §7.3 INDAdapter::Listen: a Connect beyond the listener's backlog is refused", testBacklog},
+	{"ListenerClosed/LaterConnectRefused", `docs/semantics.md "refused Connect": after a listener closes, a Connect to its port is refused`, listenerListenerClosedLaterConnectRefused},
+	{"ListenerClosed/WaitingGetConnectionRequestCanceled", `docs/semantics.md "Listener": closing the listener completes a waiting GetConnectionRequest with ND_CANCELED`, listenerListenerClosedWaitingGetConnectionRequestCanceled},
+	{"GetConnectionRequest/ContextCanceled", `docs/semantics.md "cancel": a canceled GetConnectionRequest returns ND_CANCELED and the listener keeps working`, listenerGetConnectionRequestContextCanceled},
+	{"GetConnectionRequest/FIFO", `docs/semantics.md "connection requests": requests are handed out in the order they arrived`, testRequestFIFO},
+	{"Backlog/SecondConnectRefused", `docs/semantics.md "connection requests": a Connect beyond the listener's backlog is refused`, testBacklog},
 }
 
 func listenerListenerClosedLaterConnectRefused(t *testing.T, p nd.Provider) {

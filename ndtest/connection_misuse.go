@@ -11,13 +11,13 @@ import (
 // Connect, an endpoint of another connector, CompleteConnect alone, a
 // local port in use) and a canceled Connect.
 var connectionMisuseCases = []testCase{
-	{"DualConnection/ConnectWhileConnecting", "nd-spi.md §7.6 INDConnector::Connect: a second Connect while the first is in progress fails ND_CONNECTION_ACTIVE, and the first completes", misuseDualConnectionConnectWhileConnecting},
-	{"DualConnection/ConnectWhenConnected", "nd-spi.md §7.6 INDConnector::Connect: Connect on a connected connector fails ND_CONNECTION_ACTIVE", misuseDualConnectionConnectWhenConnected},
-	{"LocalPortInUse", "nd-spi.md §7.6 INDConnector::Connect: a local port another connection uses fails ND_ADDRESS_ALREADY_ASSOCIATED", misuseLocalPortInUse},
-	{"EndpointOfAnotherConnector", "nd-spi.md §7.6 INDConnector::Connect: the endpoint must be the connector's own (ND_INVALID_PARAMETER_1)", misuseEndpointOfAnotherConnector},
-	{"CompleteConnectWithoutConnect", "nd-spi.md §7.6 INDConnector::CompleteConnect: outside the connecting state it fails ND_CONNECTION_INVALID", misuseCompleteConnectWithoutConnect},
-	{"ConnectCanceled/AfterRequestArrived", "nd-spi.md §6 CancelOverlappedRequests: a Connect canceled after its request arrived returns ND_CANCELED, and the passive side's Accept fails ND_CONNECTION_ABORTED", misuseConnectCanceledAfterRequestArrived},
-	{"ConnectCanceled/BeforeRequestServed", "nd-spi.md §6 CancelOverlappedRequests: a Connect canceled before the listener served it returns ND_CANCELED; an Accept of its request fails ND_CONNECTION_ABORTED and the listener serves the next", misuseConnectCanceledBeforeRequestServed},
+	{"DualConnection/ConnectWhileConnecting", `docs/semantics.md "second Connect": a second Connect while the first is in progress fails ND_CONNECTION_ACTIVE, and the first completes`, misuseDualConnectionConnectWhileConnecting},
+	{"DualConnection/ConnectWhenConnected", `docs/semantics.md "second Connect": Connect on a connected connector fails ND_CONNECTION_ACTIVE`, misuseDualConnectionConnectWhenConnected},
+	{"LocalPortInUse", `docs/semantics.md "ports": a Connect from a local port another connection uses fails ND_ADDRESS_ALREADY_ASSOCIATED`, misuseLocalPortInUse},
+	{"EndpointOfAnotherConnector", `docs/semantics.md "endpoint of another connector": the endpoint must be the connector's own (ND_INVALID_PARAMETER_1)`, misuseEndpointOfAnotherConnector},
+	{"CompleteConnectWithoutConnect", `docs/semantics.md "CompleteConnect without Connect": outside the connecting state it fails ND_CONNECTION_INVALID`, misuseCompleteConnectWithoutConnect},
+	{"ConnectCanceled/AfterRequestArrived", `docs/semantics.md "canceled Connect": a Connect canceled after its request arrived returns ND_CANCELED, and the passive side's Accept fails ND_CONNECTION_ABORTED`, misuseConnectCanceledAfterRequestArrived},
+	{"ConnectCanceled/BeforeRequestServed", `docs/semantics.md "canceled Connect": a Connect canceled before the listener served it returns ND_CANCELED; an Accept of its request fails ND_CONNECTION_ABORTED and the listener serves the next`, misuseConnectCanceledBeforeRequestServed},
 }
 
 func misuseDualConnectionConnectWhileConnecting(t *testing.T, p nd.Provider) {

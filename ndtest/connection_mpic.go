@@ -11,8 +11,8 @@ import (
 // connectionScaleCases check many connections at once: ndmpic's
 // simultaneous connects and ndconnlite's series of short connections.
 var connectionScaleCases = []testCase{
-	{"Simultaneous/FourRanks", "nd-spi.md §11.1 (ndmpic), §12: ranks connecting to each other both ways at once resolve each pair by rejecting one attempt", testSimultaneous},
-	{"ConnLite/32Connections", "nd-spi.md §11.1 (ndconnlite), §8: a series of connections, each made, used and torn down, leaves the adapters working", testConnLite},
+	{"Simultaneous/FourRanks", `docs/semantics.md "simultaneous connects": ranks connecting to each other both ways at once resolve each pair by rejecting one attempt`, testSimultaneous},
+	{"ConnLite/32Connections", `docs/semantics.md "connections in turn": a series of connections, each made, used and torn down, leaves the adapters working`, testConnLite},
 }
 
 // testSimultaneous reproduces ndmpic's pattern compactly: four ranks, the

@@ -14,20 +14,20 @@ import (
 // cqCases check a CompletionQueue: Notify of each type, its cancellation
 // and its end at Close, overrun, Resize and GetResults.
 var cqCases = []testCase{
-	{"NotifyAny/FiresOnNextCompletion", "nd-spi.md §7.4 INDCompletionQueue::Notify: ND_CQ_NOTIFY_ANY completes on the next completion", cqNotifyAnyFiresOnNextCompletion},
-	{"NotifyAny/CompletionBeforeNotify", "nd-spi.md §7.4 INDCompletionQueue::Notify: a completion already queued when Notify is called completes it at once", cqNotifyAnyCompletionBeforeNotify},
-	{"NotifyAny/FiredCompletionDoesNotFireAgain", "nd-spi.md §7.4 INDCompletionQueue::Notify: a completion fires one Notify only", cqNotifyAnyFiredCompletionDoesNotFireAgain},
-	{"NotifyAny/OneFiringCompletesAllWaiters", `docs/semantics.md "Completions and queues": one completion completes every Notify waiting on the queue`, cqNotifyAnyOneFiringCompletesAllWaiters},
-	{"NotifySolicited/NotFiredByOrdinaryCompletion", "nd-spi.md §7.4 INDCompletionQueue::Notify: ND_CQ_NOTIFY_SOLICITED ignores completions that were not solicited", cqNotifySolicitedNotFiredByOrdinaryCompletion},
-	{"NotifySolicited/FiredByErrorCompletion", "nd-spi.md §7.4 INDCompletionQueue::Notify: an error completion fires ND_CQ_NOTIFY_SOLICITED", cqNotifySolicitedFiredByErrorCompletion},
-	{"NotifyErrors/NotFiredByCompletion", "nd-spi.md §10.4 IND2CompletionQueue::Notify: ND_CQ_NOTIFY_ERRORS ignores successful completions", cqNotifyErrorsNotFiredByCompletion},
-	{"Notify/ContextCanceled", "nd-spi.md §6 CancelOverlappedRequests: a canceled Notify returns ND_CANCELED", cqNotifyContextCanceled},
-	{"Notify/CancelOrder", "nd-spi.md §6 CancelOverlappedRequests: canceled Notifies return ND_CANCELED and a later Notify still fires", cqNotifyCancelOrder},
-	{"Close/WaitingNotifyCanceled", "nd-spi.md §6: closing the queue completes a waiting Notify with ND_CANCELED", cqCloseWaitingNotifyCanceled},
-	{"Overrun", "nd-spi.md §7.4 INDCompletionQueue: completions beyond the queue's size overrun it; Notify then reports ND_BUFFER_OVERFLOW", testOverrun},
-	{"Resize", "nd-spi.md §7.4 INDCompletionQueue::Resize: resizing keeps the queued completions; below them it fails ND_BUFFER_OVERFLOW, beyond MaxCQEntries ND_INVALID_PARAMETER", testResize},
-	{"GetResults/AtMostLen", "nd-spi.md §7.4 INDCompletionQueue::GetResults: returns at most as many Results as asked for, oldest first", testGetResultsLen},
-	{"GetResults/SharedCQPerEndpointOrder", "nd-spi.md §9: on a queue shared by endpoints each endpoint's completions keep its post order", testSharedCQOrder},
+	{"NotifyAny/FiresOnNextCompletion", `docs/semantics.md "Notify": ND_CQ_NOTIFY_ANY completes on the next completion`, cqNotifyAnyFiresOnNextCompletion},
+	{"NotifyAny/CompletionBeforeNotify", `docs/semantics.md "Notify": a completion already queued when Notify is called completes it at once`, cqNotifyAnyCompletionBeforeNotify},
+	{"NotifyAny/FiredCompletionDoesNotFireAgain", `docs/semantics.md "Notify": a completion fires one Notify only`, cqNotifyAnyFiredCompletionDoesNotFireAgain},
+	{"NotifyAny/OneFiringCompletesAllWaiters", `docs/semantics.md "Notify": one completion completes every Notify waiting on the queue`, cqNotifyAnyOneFiringCompletesAllWaiters},
+	{"NotifySolicited/NotFiredByOrdinaryCompletion", `docs/semantics.md "Notify": ND_CQ_NOTIFY_SOLICITED ignores completions that were not solicited`, cqNotifySolicitedNotFiredByOrdinaryCompletion},
+	{"NotifySolicited/FiredByErrorCompletion", `docs/semantics.md "Notify": an error completion fires ND_CQ_NOTIFY_SOLICITED`, cqNotifySolicitedFiredByErrorCompletion},
+	{"NotifyErrors/NotFiredByCompletion", `docs/semantics.md "Notify": ND_CQ_NOTIFY_ERRORS ignores successful completions`, cqNotifyErrorsNotFiredByCompletion},
+	{"Notify/ContextCanceled", `docs/semantics.md "cancel": a canceled Notify returns ND_CANCELED`, cqNotifyContextCanceled},
+	{"Notify/CancelOrder", `docs/semantics.md "cancel": canceled Notifies return ND_CANCELED and a later Notify still fires`, cqNotifyCancelOrder},
+	{"Close/WaitingNotifyCanceled", `docs/semantics.md "CompletionQueue": closing the queue completes a waiting Notify with ND_CANCELED`, cqCloseWaitingNotifyCanceled},
+	{"Overrun", `docs/semantics.md "CQ overrun": completions beyond the queue's size overrun it; Notify then reports ND_BUFFER_OVERFLOW`, testOverrun},
+	{"Resize", `docs/semantics.md "queue size": resizing keeps the queued completions; below them it fails ND_BUFFER_OVERFLOW, beyond MaxCQEntries ND_INVALID_PARAMETER`, testResize},
+	{"GetResults/AtMostLen", `docs/semantics.md "GetResults": returns at most as many Results as asked for, oldest first`, testGetResultsLen},
+	{"GetResults/SharedCQPerEndpointOrder", `docs/semantics.md "completion order": on a queue shared by endpoints each endpoint's completions keep its post order`, testSharedCQOrder},
 }
 
 func cqNotifyAnyFiresOnNextCompletion(t *testing.T, p nd.Provider) {

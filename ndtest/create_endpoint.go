@@ -12,20 +12,20 @@ import (
 // inline size, one endpoint per connector and a queue shared by both
 // directions.
 var createEndpointCases = slices.Concat([]testCase{
-	{"NilInboundCQ", "reference/INDConnector-CreateEndpoint.txt: the inbound queue is parameter 1; a missing one fails ND_INVALID_PARAMETER_1", createEndpointNilInboundCQ},
-	{"NilOutboundCQ", "reference/INDConnector-CreateEndpoint.txt: the outbound queue is parameter 2; a missing one fails ND_INVALID_PARAMETER_2", createEndpointNilOutboundCQ},
-	{"ForeignInboundCQ", "reference/INDConnector-CreateEndpoint.txt: an inbound queue of another adapter fails ND_INVALID_PARAMETER_1", createEndpointForeignInboundCQ},
-	{"ForeignOutboundCQ", "reference/INDConnector-CreateEndpoint.txt: an outbound queue of another adapter fails ND_INVALID_PARAMETER_2", createEndpointForeignOutboundCQ},
+	{"NilInboundCQ", `docs/semantics.md "CreateEndpoint queues": the inbound queue is parameter 1; a missing one fails ND_INVALID_PARAMETER_1`, createEndpointNilInboundCQ},
+	{"NilOutboundCQ", `docs/semantics.md "CreateEndpoint queues": the outbound queue is parameter 2; a missing one fails ND_INVALID_PARAMETER_2`, createEndpointNilOutboundCQ},
+	{"ForeignInboundCQ", `docs/semantics.md "CreateEndpoint queues": an inbound queue of another adapter fails ND_INVALID_PARAMETER_1`, createEndpointForeignInboundCQ},
+	{"ForeignOutboundCQ", `docs/semantics.md "CreateEndpoint queues": an outbound queue of another adapter fails ND_INVALID_PARAMETER_2`, createEndpointForeignOutboundCQ},
 }, limitCases(), []testCase{
-	{"BeyondMax/AllReportsFirst", "reference/INDConnector-CreateEndpoint.txt: with every limit out of range, the first parameter in ND order is the one reported", createEndpointBeyondMaxAllReportsFirst},
-	{"ZeroInboundEntries", "reference/INDConnector-CreateEndpoint.txt: InboundEntries must be at least 1 (ND_INVALID_PARAMETER_3)", createEndpointZeroInboundEntries},
-	{"ZeroOutboundEntries", "reference/INDConnector-CreateEndpoint.txt: OutboundEntries must be at least 1 (ND_INVALID_PARAMETER_4)", createEndpointZeroOutboundEntries},
-	{"ZeroSGEAndReadLimits", "reference/INDConnector-CreateEndpoint.txt: SGE and read limits of 0 are valid; such an endpoint carries zero-byte Sends and refuses an SGE with ND_DATA_OVERRUN", createEndpointZeroSGEAndReadLimits},
-	{"AllMaxima", "reference/INDConnector-CreateEndpoint.txt, nd-spi.md §11.2 (ndmemorytest NdQpMax): an endpoint of every maximum the adapter reports is created and works", createEndpointAllMaxima},
-	{"MaxInlineData", "reference/INDConnector-CreateEndpoint.txt: the endpoint grants an inline size within the adapter's MaxInlineData", createEndpointMaxInlineData},
-	{"SecondEndpoint", "nd-spi.md §7.6 INDConnector::CreateEndpoint: a connector has one endpoint; a second CreateEndpoint fails ND_NOT_SUPPORTED", createEndpointSecondEndpoint},
-	{"AdapterClosed", "nd-spi.md §1 ND_DEVICE_REMOVED: CreateEndpoint after its adapter closed fails ND_DEVICE_REMOVED", createEndpointAdapterClosed},
-	{"SharedCQ", "reference/INDConnector-CreateEndpoint.txt: one completion queue may serve as both the inbound and the outbound queue", createEndpointSharedCQ},
+	{"BeyondMax/AllReportsFirst", `docs/semantics.md "CreateEndpoint limits": with every limit out of range, the first parameter in ND order is the one reported`, createEndpointBeyondMaxAllReportsFirst},
+	{"ZeroInboundEntries", `docs/semantics.md "CreateEndpoint limits": InboundEntries must be at least 1 (ND_INVALID_PARAMETER_3)`, createEndpointZeroInboundEntries},
+	{"ZeroOutboundEntries", `docs/semantics.md "CreateEndpoint limits": OutboundEntries must be at least 1 (ND_INVALID_PARAMETER_4)`, createEndpointZeroOutboundEntries},
+	{"ZeroSGEAndReadLimits", `docs/semantics.md "endpoint without SGEs": SGE and read limits of 0 are valid; such an endpoint carries zero-byte Sends and refuses an SGE with ND_DATA_OVERRUN`, createEndpointZeroSGEAndReadLimits},
+	{"AllMaxima", `docs/semantics.md "CreateEndpoint limits": an endpoint of every maximum the adapter reports is created and works`, createEndpointAllMaxima},
+	{"MaxInlineData", `docs/semantics.md "inline size": the endpoint grants an inline size within the adapter's MaxInlineData`, createEndpointMaxInlineData},
+	{"SecondEndpoint", `docs/semantics.md "one endpoint per connector": a connector has one endpoint; a second CreateEndpoint fails ND_NOT_SUPPORTED`, createEndpointSecondEndpoint},
+	{"AdapterClosed", `docs/semantics.md "call after a close": CreateEndpoint after its adapter closed fails ND_DEVICE_REMOVED`, createEndpointAdapterClosed},
+	{"SharedCQ", `docs/semantics.md "CreateEndpoint queues": one completion queue may serve as both the inbound and the outbound queue`, createEndpointSharedCQ},
 })
 
 // limitsWithin returns DefaultLimits clamped to the adapter's maxima.
@@ -76,7 +76,7 @@ func limitCases() []testCase {
 	var cases []testCase
 	for _, lc := range limits {
 		cases = append(cases,
-			testCase{"BeyondMax/" + lc.name, "reference/INDConnector-CreateEndpoint.txt: a limit beyond the adapter's maximum fails ND_INVALID_PARAMETER_n, n its parameter position (3..8)", func(t *testing.T, p nd.Provider) {
+			testCase{"BeyondMax/" + lc.name, `docs/semantics.md "CreateEndpoint limits": a limit beyond the adapter's maximum fails ND_INVALID_PARAMETER_n, n its parameter position (3..8)`, func(t *testing.T, p nd.Provider) {
 				a, _ := OpenAdapters(t, p)
 				info := query(t, a)
 				in, out := mustCQ(t, a, 64), mustCQ(t, a, 64)
@@ -85,7 +85,7 @@ func limitCases() []testCase {
 				_, err := create(t, a, in, out, l)
 				expectStatus(t, "CreateEndpoint("+lc.name+" = max+1)", err, lc.status)
 			}},
-			testCase{"Negative/" + lc.name, "reference/INDConnector-CreateEndpoint.txt: a negative limit fails ND_INVALID_PARAMETER_n, n its parameter position (3..8)", func(t *testing.T, p nd.Provider) {
+			testCase{"Negative/" + lc.name, `docs/semantics.md "CreateEndpoint limits": a negative limit fails ND_INVALID_PARAMETER_n, n its parameter position (3..8)`, func(t *testing.T, p nd.Provider) {
 				a, _ := OpenAdapters(t, p)
 				in, out := mustCQ(t, a, 64), mustCQ(t, a, 64)
 				l := limitsWithin(query(t, a))

@@ -12,10 +12,10 @@ import (
 // its failed request, the other side by the peer's end or by what it
 // refused. A provider without it (nd.ErrNotSupported) skips them.
 var disconnectReasonCases = []testCase{
-	{"DisconnectReason/Disconnect", `docs/semantics.md "Why a connection ended": nd.DisconnectReason is nil before and while the connection is up; after a Disconnect, this side's "Disconnect" and the peer's end on the other side`, reasonDisconnect},
-	{"DisconnectReason/Flush", `docs/semantics.md "Why a connection ended": after a Flush, this side's "Flush" and the peer's end on the other side`, reasonFlush},
-	{"DisconnectReason/Close", `docs/semantics.md "Why a connection ended": after a connector's Close, its "Close" (still readable after it) and the peer's end on the other side`, reasonClose},
-	{"DisconnectReason/WriteToUnknownToken", `docs/semantics.md "Why a connection ended", "Errors and termination": a Write through a token never advertised fails CauseRemoteAccess at the initiator, and its target learns the peer's Write was refused (CausePeerAccess)`, reasonWriteToUnknownToken},
+	{"DisconnectReason/Disconnect", `docs/semantics.md "Disconnect, Close, Flush": nd.DisconnectReason is nil before and while the connection is up; after a Disconnect, this side's "Disconnect" and the peer's end on the other side`, reasonDisconnect},
+	{"DisconnectReason/Flush", `docs/semantics.md "Disconnect, Close, Flush": after a Flush, this side's "Flush" and the peer's end on the other side`, reasonFlush},
+	{"DisconnectReason/Close", `docs/semantics.md "Disconnect, Close, Flush": after a connector's Close, its "Close" (still readable after it) and the peer's end on the other side`, reasonClose},
+	{"DisconnectReason/WriteToUnknownToken", `docs/semantics.md "this side refused the peer's Read or Write": a Write through a token never advertised fails CauseRemoteAccess at the initiator, and its target learns the peer's Write was refused (CausePeerAccess)`, reasonWriteToUnknownToken},
 }
 
 // expectReason checks nd.DisconnectReason(c) against want: Peer, Op,

@@ -9,7 +9,7 @@ import (
 )
 
 var errorsCases = []testCase{
-	{"Shape", "docs/semantics.md (and package nd's \"Errors\"): a call refusing an argument returns an *nd.ArgError naming the Go argument with ND's status; a posting call or a call failing on state returns the bare nd.Status; a blocking call whose context ends returns an *nd.OpError naming the call", errorShape},
+	{"Shape", `docs/semantics.md "error shape": a call refusing an argument returns an *nd.ArgError naming the Go argument with ND's status; a posting call or a call failing on state returns the bare nd.Status; a blocking call whose context ends returns an *nd.OpError naming the call`, errorShape},
 }
 
 // errorShape checks the shape of errors package nd documents ("Errors"):

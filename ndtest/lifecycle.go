@@ -19,13 +19,13 @@ import (
 // a connector's second endpoint, inline data whose sink closes, and a
 // property test of random programs.
 var lifecycleCases = slices.Concat(afterCloseCases(), []testCase{
-	{"AfterClose/SharedCQ", `docs/semantics.md "What a later call returns": after a shared queue's Close every later call returns the status named there`, lifecycleAfterCloseSharedCQ},
+	{"AfterClose/SharedCQ", `docs/semantics.md "call after a close": after the Close of a queue serving both directions every later call returns the status named there`, lifecycleAfterCloseSharedCQ},
 }, inFlightCases(), []testCase{
-	{"CreateEndpointAgain", "nd-spi.md §7.6 INDConnector::CreateEndpoint: a second endpoint fails ND_NOT_SUPPORTED while the first is open; once it closed (later calls ND_INVALID_HANDLE) the connector takes a new one", testCreateEndpointAgain},
-	{"InlineSink/Receive", "reference/INDEndpoint-Receive.txt: a Receive into an SGE without a region (inline) is accepted and completes ND_ACCESS_VIOLATION", lifecycleInlineSinkReceive},
-	{"InlineSink/Read", "reference/INDEndpoint-Read.txt: a Read into an SGE without a region (inline) is accepted and completes ND_ACCESS_VIOLATION", lifecycleInlineSinkRead},
-	{"ConcurrentClose", `docs/semantics.md "Closing objects": a call made after a Close returned is refused, also when another Close of the same object is still closing what depends on it`, testConcurrentClose},
-	{"Property", `docs/semantics.md "Closing objects": random programs of posts and Closes keep every rule above (each request completes once, no hang)`, runLifecycleProperty},
+	{"CreateEndpointAgain", `docs/semantics.md "one endpoint per connector": a second endpoint fails ND_NOT_SUPPORTED while the first is open; once it closed (later calls ND_INVALID_HANDLE) the connector takes a new one`, testCreateEndpointAgain},
+	{"InlineSink/Receive", `docs/semantics.md "bad local SGE": a Receive into an SGE without a region (inline) is accepted and completes ND_ACCESS_VIOLATION`, lifecycleInlineSinkReceive},
+	{"InlineSink/Read", `docs/semantics.md "bad local SGE": a Read into an SGE without a region (inline) is accepted and completes ND_ACCESS_VIOLATION`, lifecycleInlineSinkRead},
+	{"ConcurrentClose", `docs/semantics.md "concurrent Close": a call made after a Close returned is refused, also when another Close of the same object is still closing what depends on it`, testConcurrentClose},
+	{"Property", `docs/semantics.md "posts and closes at random": random programs of posts and Closes keep every rule of closing (each request completes once, no hang)`, runLifecycleProperty},
 })
 
 // afterCloseCases are one case per object of the active side: after its
@@ -34,7 +34,7 @@ var lifecycleCases = slices.Concat(afterCloseCases(), []testCase{
 func afterCloseCases() []testCase {
 	var cases []testCase
 	for _, o := range []lcObject{objAdapter, objInCQ, objOutCQ, objConnector, objEndpoint} {
-		cases = append(cases, testCase{"AfterClose/" + o.String(), `docs/semantics.md "What a later call returns": after one object's Close every later call of either side returns the status named there, and pre-posted Receives complete ND_CANCELED`, func(t *testing.T, p nd.Provider) {
+		cases = append(cases, testCase{"AfterClose/" + o.String(), `docs/semantics.md "call after a close": after one object's Close every later call of either side returns the status named there, and pre-posted Receives complete ND_CANCELED`, func(t *testing.T, p nd.Provider) {
 			w := mustWorld(t, p, false)
 			w.close(w.active, o)
 			w.laterCalls(w.active)
@@ -80,7 +80,7 @@ func inFlightCases() []testCase {
 			if i == j {
 				continue
 			}
-			cases = append(cases, testCase{"InFlight/" + first.String() + "Then" + second.String(), `docs/semantics.md "What closing does": any two objects closed in either order with requests in flight complete every request once, with the status named there`, func(t *testing.T, p nd.Provider) {
+			cases = append(cases, testCase{"InFlight/" + first.String() + "Then" + second.String(), `docs/semantics.md "two closes with requests in flight": any two objects closed in either order with requests in flight complete every request once, with the status named there`, func(t *testing.T, p nd.Provider) {
 				w := mustWorld(t, p, false)
 				// In flight: the pre-posted Receives, and whatever of these
 				// has not completed yet.

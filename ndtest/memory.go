@@ -14,28 +14,28 @@ import (
 // endpoint, a large Read/transform/Write exchange, and the descriptor's wire
 // form.
 var memoryCases = []testCase{
-	{"RegisterNil", "nd-spi.md §7.3 INDAdapter::RegisterMemory, §11.2 (ndmemorytest NdMRInvalidBuffer): registering no buffer fails ND_INVALID_PARAMETER", memoryRegisterNil},
-	{"RegisterEmpty", "nd-spi.md §7.3 INDAdapter::RegisterMemory: registering an empty buffer fails ND_INVALID_BUFFER_SIZE", memoryRegisterEmpty},
-	{"RegisterTooLarge", "nd-spi.md §7.3 INDAdapter::RegisterMemory: a buffer beyond MaxRegistrationSize fails ND_INVALID_PARAMETER", memoryRegisterTooLarge},
-	{"RegionBytes", "nd-spi.md §7.3 INDAdapter::RegisterMemory: a region covers exactly its buffer's bytes", memoryRegionBytes},
-	{"DeregisterWithWindowBound", "nd-spi.md §7.3 INDAdapter::DeregisterMemory, §11.2 (ndmemorytest NdMRDeregister): a region with a window bound fails ND_DEVICE_BUSY until the window is invalidated", memoryDeregisterWithWindowBound},
-	{"BindOutsideRegion", "nd-spi.md §7.8 INDEndpoint::Bind: a buffer outside the region fails ND_INVALID_PARAMETER_4", memoryBindOutsideRegion},
-	{"BindWithoutRights", "nd-spi.md §7.8 INDEndpoint::Bind: flags granting neither read nor write fail ND_INVALID_PARAMETER_6", memoryBindWithoutRights},
-	{"BindBoundWindow", "nd-spi.md §7.5 INDMemoryWindow, §7.8 INDEndpoint::Bind: binding a window already bound completes ND_INVALID_DEVICE_REQUEST", memoryBindBoundWindow},
-	{"InvalidateUnbound", "nd-spi.md §7.8 INDEndpoint::Invalidate: invalidating a window that is not bound completes ND_INVALIDATION_ERROR", memoryInvalidateUnbound},
-	{"InvalidateOnOtherEndpoint", "nd-spi.md §7.8 INDEndpoint::Invalidate: an endpoint other than the one that bound the window completes ND_INVALIDATION_ERROR, and the window stays usable", memoryInvalidateOnOtherEndpoint},
-	{"WindowReuse", "nd-spi.md §7.5 INDMemoryWindow: an invalidated window can be bound again, with a new token", memoryWindowReuse},
-	{"CloseInvalidatesWindow", "nd-spi.md §7.5 INDMemoryWindow: closing a bound window invalidates it: its region can be deregistered and its descriptor fails", memoryCloseInvalidatesWindow},
-	{"SendAndInvalidate/ThenRead", "nd-spi.md §7.8 INDEndpoint::SendAndInvalidate: the receiver's window is invalidated as the Receive completes, its invalidate Result reports ND_SUCCESS, and a Read through the old descriptor fails", memorySendAndInvalidateThen("Read")},
-	{"SendAndInvalidate/ThenWrite", "nd-spi.md §7.8 INDEndpoint::SendAndInvalidate: the receiver's window is invalidated as the Receive completes, its invalidate Result reports ND_SUCCESS, and a Write through the old descriptor fails", memorySendAndInvalidateThen("Write")},
-	{"SendAndInvalidate/UnknownToken", "nd-spi.md §7.8 INDEndpoint::SendAndInvalidate: an unknown token completes the Receive with ND_INVALIDATION_ERROR and ends the connection", memorySendAndInvalidateUnknownToken},
-	{"SendAndInvalidate/AlreadyInvalidated", "nd-spi.md §7.8 INDEndpoint::SendAndInvalidate: a window already invalidated completes the Receive with ND_INVALIDATION_ERROR", memorySendAndInvalidateAlreadyInvalidated},
+	{"RegisterNil", `docs/semantics.md "registration": registering no buffer fails ND_INVALID_PARAMETER`, memoryRegisterNil},
+	{"RegisterEmpty", `docs/semantics.md "registration": registering an empty buffer fails ND_INVALID_BUFFER_SIZE`, memoryRegisterEmpty},
+	{"RegisterTooLarge", `docs/semantics.md "registration": a buffer beyond MaxRegistrationSize fails ND_INVALID_PARAMETER`, memoryRegisterTooLarge},
+	{"RegionBytes", `docs/semantics.md "registration": a region covers exactly its buffer's bytes`, memoryRegionBytes},
+	{"DeregisterWithWindowBound", `docs/semantics.md "DeregisterMemory with a bound window": a region with a window bound fails ND_DEVICE_BUSY until the window is invalidated`, memoryDeregisterWithWindowBound},
+	{"BindOutsideRegion", `docs/semantics.md "Bind parameters": a buffer outside the region fails ND_INVALID_PARAMETER_4`, memoryBindOutsideRegion},
+	{"BindWithoutRights", `docs/semantics.md "Bind parameters": flags granting neither read nor write fail ND_INVALID_PARAMETER_6`, memoryBindWithoutRights},
+	{"BindBoundWindow", `docs/semantics.md "Bind of a window already bound": binding a window already bound completes ND_INVALID_REQUEST`, memoryBindBoundWindow},
+	{"InvalidateUnbound", `docs/semantics.md "Invalidate of a window not bound to this endpoint": invalidating a window that is not bound completes ND_INVALIDATION_ERROR`, memoryInvalidateUnbound},
+	{"InvalidateOnOtherEndpoint", `docs/semantics.md "Invalidate of a window not bound to this endpoint": an endpoint other than the one that bound the window completes ND_INVALIDATION_ERROR, and the window stays usable`, memoryInvalidateOnOtherEndpoint},
+	{"WindowReuse", `docs/semantics.md "rebinding": an invalidated window can be bound again, with a new token`, memoryWindowReuse},
+	{"CloseInvalidatesWindow", `docs/semantics.md "MemoryWindow": closing a bound window invalidates it: its region can be deregistered and its descriptor fails`, memoryCloseInvalidatesWindow},
+	{"SendAndInvalidate/ThenRead", `docs/semantics.md "SendAndInvalidate": the receiver's window is invalidated as the Receive completes, its invalidate Result reports ND_SUCCESS, and a Read through the old descriptor fails`, memorySendAndInvalidateThen("Read")},
+	{"SendAndInvalidate/ThenWrite", `docs/semantics.md "SendAndInvalidate": the receiver's window is invalidated as the Receive completes, its invalidate Result reports ND_SUCCESS, and a Write through the old descriptor fails`, memorySendAndInvalidateThen("Write")},
+	{"SendAndInvalidate/UnknownToken", `docs/semantics.md "SendAndInvalidate naming a window the receiver cannot invalidate": an unknown token completes the Receive with ND_INVALIDATION_ERROR and ends the connection`, memorySendAndInvalidateUnknownToken},
+	{"SendAndInvalidate/AlreadyInvalidated", `docs/semantics.md "SendAndInvalidate naming a window the receiver cannot invalidate": a window already invalidated completes the Receive with ND_INVALIDATION_ERROR`, memorySendAndInvalidateAlreadyInvalidated},
 	// A window is usable only by its endpoint's peer: the same descriptor
 	// from another connection between the same adapters is refused.
-	{"WindowBoundToEndpoint/Read", `nd-spi.md §7.5 INDMemoryWindow, docs/semantics.md "Memory windows": a window serves only its endpoint's peer`, memoryWindowBoundToEndpoint("Read")},
-	{"WindowBoundToEndpoint/Write", `nd-spi.md §7.5 INDMemoryWindow, docs/semantics.md "Memory windows": a window serves only its endpoint's peer`, memoryWindowBoundToEndpoint("Write")},
-	{"Transform", "nd-spi.md §11.2 (ndmw): a large window is read, transformed and written back intact", testTransform},
-	{"DescriptorWireForm", "nd-spi.md §3.4 ND_MW_DESCRIPTOR: the descriptor's 20-byte wire form (big-endian base, length, token) names the window", memoryDescriptorWireForm},
+	{"WindowBoundToEndpoint/Read", `docs/semantics.md "windows and the connection": a window serves only its endpoint's peer`, memoryWindowBoundToEndpoint("Read")},
+	{"WindowBoundToEndpoint/Write", `docs/semantics.md "windows and the connection": a window serves only its endpoint's peer`, memoryWindowBoundToEndpoint("Write")},
+	{"Transform", `docs/semantics.md "window offsets": a large window is read, transformed and written back intact`, testTransform},
+	{"DescriptorWireForm", `docs/semantics.md "descriptor": the descriptor's 20-byte wire form (big-endian base, length, token) names the window`, memoryDescriptorWireForm},
 }
 
 // ndmemorytest NdMRInvalidBuffer

@@ -12,10 +12,10 @@ import (
 // registered with ND_MR_FLAG_ALLOW_REMOTE_READ/_WRITE). A provider
 // without it must say ND_NOT_SUPPORTED; the cases are then skipped.
 var remoteAccessCases = []testCase{
-	{"RemoteAccess/EveryConnection", `nd-spi.md §10.5 IND2MemoryRegion (ND_MR_FLAG_ALLOW_REMOTE_*, GetRemoteToken), docs/semantics.md "Remote access": one descriptor serves Reads and Writes from every connection of the adapter, present and later`, remoteAccessEveryConnection},
-	{"RemoteAccess/Rights", `docs/semantics.md "Remote access": a Write through a read-only access fails ND_ACCESS_VIOLATION and ends that connection only; the bytes are untouched`, remoteAccessRights},
-	{"RemoteAccess/Close", `docs/semantics.md "Remote access": after Close a Read through the descriptor fails ND_ACCESS_VIOLATION, and the region can be deregistered`, remoteAccessClose},
-	{"RemoteAccess/Parameters", `docs/semantics.md "Remote access": a bad region ND_INVALID_PARAMETER_1, a buffer outside it _2, no rights _3; the open access keeps its region busy and cannot be invalidated by the peer`, remoteAccessParameters},
+	{"RemoteAccess/EveryConnection", `docs/semantics.md "every connection": one descriptor serves Reads and Writes from every connection of the adapter, present and later`, remoteAccessEveryConnection},
+	{"RemoteAccess/Rights", `docs/semantics.md "remote access rights": a Write through a read-only access fails ND_ACCESS_VIOLATION and ends that connection only; the bytes are untouched`, remoteAccessRights},
+	{"RemoteAccess/Close", `docs/semantics.md "RemoteAccess.Close": after Close a Read through the descriptor fails ND_ACCESS_VIOLATION, and the region can be deregistered`, remoteAccessClose},
+	{"RemoteAccess/Parameters", `docs/semantics.md "AllowRemoteAccess parameters": a bad region ND_INVALID_PARAMETER_1, a buffer outside it _2, no rights _3; the open access keeps its region busy and cannot be invalidated by the peer`, remoteAccessParameters},
 }
 
 // allowRemote opens buf inside mr on s's adapter, or skips t when the

@@ -23,46 +23,46 @@ const allowRW = nd.FlagAllowRead | nd.FlagAllowWrite
 // access rights and tokens, read limits, fences, completion order, silent
 // success and the immediate errors.
 var readCases = []testCase{
-	{"ZeroByte", "reference/INDEndpoint-Read.txt: a Read of no SGE completes with 0 bytes", readZeroByte},
-	{"ManyOffsets", "reference/INDEndpoint-Read.txt: a Read copies the window's bytes from the given offset", readManyOffsets},
-	{"ScatterHeaderPayload", "reference/INDEndpoint-Read.txt: the bytes read are scattered over the SGEs in order", readScatterHeaderPayload},
-	{"ToEndOfWindow", "reference/INDEndpoint-Read.txt: a Read may reach the window's last byte", readToEndOfWindow},
-	{"AccessViolation/PastEnd", "reference/INDEndpoint-Read.txt: a Read beyond the window, through a forged descriptor or without read access completes ND_ACCESS_VIOLATION and ends the connection", readViolation(nd.FlagAllowRead, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) {
+	{"ZeroByte", `docs/semantics.md "zero bytes": a Read of no SGE completes with 0 bytes`, readZeroByte},
+	{"ManyOffsets", `docs/semantics.md "window offsets": a Read copies the window's bytes from the given offset`, readManyOffsets},
+	{"ScatterHeaderPayload", `docs/semantics.md "scatter/gather": the bytes read are scattered over the SGEs in order`, readScatterHeaderPayload},
+	{"ToEndOfWindow", `docs/semantics.md "window offsets": a Read may reach the window's last byte`, readToEndOfWindow},
+	{"AccessViolation/PastEnd", `docs/semantics.md "refused Read or Write": a Read beyond the window, through a forged descriptor or without read access completes ND_ACCESS_VIOLATION and ends the connection`, readViolation(nd.FlagAllowRead, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) {
 		return d, d.Length - 99, 100
 	})},
-	{"AccessViolation/OffsetBeyondEnd", "reference/INDEndpoint-Read.txt: a Read beyond the window, through a forged descriptor or without read access completes ND_ACCESS_VIOLATION and ends the connection", readViolation(nd.FlagAllowRead, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) {
+	{"AccessViolation/OffsetBeyondEnd", `docs/semantics.md "refused Read or Write": a Read beyond the window, through a forged descriptor or without read access completes ND_ACCESS_VIOLATION and ends the connection`, readViolation(nd.FlagAllowRead, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) {
 		return d, d.Length + 1, 1
 	})},
-	{"AccessViolation/OffsetWraps", "reference/INDEndpoint-Read.txt: a Read beyond the window, through a forged descriptor or without read access completes ND_ACCESS_VIOLATION and ends the connection", readViolation(nd.FlagAllowRead, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) {
+	{"AccessViolation/OffsetWraps", `docs/semantics.md "refused Read or Write": a Read beyond the window, through a forged descriptor or without read access completes ND_ACCESS_VIOLATION and ends the connection`, readViolation(nd.FlagAllowRead, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) {
 		return d, ^uint64(0) - 3, 16
 	})},
-	{"AccessViolation/ForgedToken", "reference/INDEndpoint-Read.txt: a Read beyond the window, through a forged descriptor or without read access completes ND_ACCESS_VIOLATION and ends the connection", readViolation(nd.FlagAllowRead, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) {
+	{"AccessViolation/ForgedToken", `docs/semantics.md "refused Read or Write": a Read beyond the window, through a forged descriptor or without read access completes ND_ACCESS_VIOLATION and ends the connection`, readViolation(nd.FlagAllowRead, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) {
 		d.Token ^= 0x5a5a0001
 		return d, 0, 16
 	})},
-	{"AccessViolation/ForgedBase", "reference/INDEndpoint-Read.txt: a Read beyond the window, through a forged descriptor or without read access completes ND_ACCESS_VIOLATION and ends the connection", readViolation(nd.FlagAllowRead, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) {
+	{"AccessViolation/ForgedBase", `docs/semantics.md "refused Read or Write": a Read beyond the window, through a forged descriptor or without read access completes ND_ACCESS_VIOLATION and ends the connection`, readViolation(nd.FlagAllowRead, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) {
 		d.Base -= 16
 		return d, 0, 16
 	})},
-	{"AccessViolation/ForgedLength", "reference/INDEndpoint-Read.txt: a Read beyond the window, through a forged descriptor or without read access completes ND_ACCESS_VIOLATION and ends the connection", readViolation(nd.FlagAllowRead, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) {
+	{"AccessViolation/ForgedLength", `docs/semantics.md "refused Read or Write": a Read beyond the window, through a forged descriptor or without read access completes ND_ACCESS_VIOLATION and ends the connection`, readViolation(nd.FlagAllowRead, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) {
 		n := d.Length
 		d.Length += 4096
 		return d, n - 8, 16
 	})},
-	{"AccessViolation/WithoutAllowRead", "reference/INDEndpoint-Read.txt: a Read beyond the window, through a forged descriptor or without read access completes ND_ACCESS_VIOLATION and ends the connection", readViolation(nd.FlagAllowWrite, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) {
+	{"AccessViolation/WithoutAllowRead", `docs/semantics.md "refused Read or Write": a Read beyond the window, through a forged descriptor or without read access completes ND_ACCESS_VIOLATION and ends the connection`, readViolation(nd.FlagAllowWrite, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) {
 		return d, 0, 16
 	})},
-	{"AccessViolation/StaleToken", "reference/INDEndpoint-Read.txt, nd-spi.md §11.2 (ndmemorytest NdInvalidRead): a Read through an invalidated window's descriptor completes ND_ACCESS_VIOLATION", readAccessViolationStaleToken},
-	{"AccessViolation/LocalBufferOutsideRegion", "reference/INDEndpoint-Read.txt: a local buffer outside its registration completes ND_ACCESS_VIOLATION", readAccessViolationLocalBufferOutsideRegion},
-	{"ZeroOutboundReadLimit", "reference/INDEndpoint-Read.txt, nd-spi.md §7.9: a Read on an endpoint whose outbound read limit is 0 completes ND_INVALID_DEVICE_REQUEST", readZeroOutboundReadLimit},
-	{"PeerInboundReadLimitZero", "nd-spi.md §7.9 read-limit negotiation: a Read to a peer whose inbound read limit is 0 completes ND_INVALID_DEVICE_REQUEST", readPeerInboundReadLimitZero},
-	{"BeyondReadLimitWait", "nd-spi.md §7.9: Reads beyond the negotiated limit wait for earlier ones instead of failing", readBeyondReadLimitWait},
-	{"ReadFence", "reference/INDEndpoint-Read.txt, nd-spi.md §7.8: ND_OP_FLAG_READ_FENCE holds a request until the earlier Reads completed", readReadFence},
-	{"CompletionOrder", "nd-spi.md §9: an endpoint's requests complete in post order, Reads among them", readCompletionOrder},
-	{"SilentSuccess", "reference/INDEndpoint-Read.txt: ND_OP_FLAG_SILENT_SUCCESS suppresses the completion of a successful Read", readSilentSuccess},
-	{"SilentFailure", "reference/INDEndpoint-Read.txt: a silent Read that fails still completes, with its error", readSilentFailure},
-	{"TooManySGEs", "reference/INDEndpoint-Read.txt: more SGEs than OutboundSGE fail ND_DATA_OVERRUN", readTooManySGEs},
-	{"TooLong", "reference/INDEndpoint-Read.txt: a Read beyond MaxOutboundLength fails ND_BUFFER_OVERFLOW", readTooLong},
+	{"AccessViolation/StaleToken", `docs/semantics.md "refused Read or Write": a Read through an invalidated window's descriptor completes ND_ACCESS_VIOLATION`, readAccessViolationStaleToken},
+	{"AccessViolation/LocalBufferOutsideRegion", `docs/semantics.md "bad local SGE": a local buffer outside its registration completes ND_ACCESS_VIOLATION`, readAccessViolationLocalBufferOutsideRegion},
+	{"ZeroOutboundReadLimit", `docs/semantics.md "Read with a negotiated outbound read limit of 0": a Read on an endpoint whose outbound read limit is 0 completes ND_INVALID_REQUEST`, readZeroOutboundReadLimit},
+	{"PeerInboundReadLimitZero", `docs/semantics.md "Read with a negotiated outbound read limit of 0": a Read to a peer whose inbound read limit is 0 completes ND_INVALID_REQUEST`, readPeerInboundReadLimitZero},
+	{"BeyondReadLimitWait", `docs/semantics.md "Reads beyond the read limit": Reads beyond the negotiated limit wait for earlier ones instead of failing`, readBeyondReadLimitWait},
+	{"ReadFence", `docs/semantics.md "FlagReadFence": ND_OP_FLAG_READ_FENCE holds a request until the earlier Reads completed`, readReadFence},
+	{"CompletionOrder", `docs/semantics.md "completion order": an endpoint's requests complete in post order, Reads among them`, readCompletionOrder},
+	{"SilentSuccess", `docs/semantics.md "silent success": ND_OP_FLAG_SILENT_SUCCESS suppresses the completion of a successful Read`, readSilentSuccess},
+	{"SilentFailure", `docs/semantics.md "silent success": a silent Read that fails still completes, with its error`, readSilentFailure},
+	{"TooManySGEs", `docs/semantics.md "posting checks": more SGEs than OutboundSGE fail ND_DATA_OVERRUN`, readTooManySGEs},
+	{"TooLong", `docs/semantics.md "posting checks": a Read beyond MaxOutboundLength fails ND_BUFFER_OVERFLOW`, readTooLong},
 }
 
 func readZeroByte(t *testing.T, p nd.Provider) {

@@ -11,19 +11,19 @@ import (
 // the termination of the connection by a Send larger than the Receive or a
 // Send with no Receive posted.
 var receiveCases = []testCase{
-	{"Scatter", "reference/INDEndpoint-Receive.txt: a message is scattered over the SGEs in order", receiveScatter},
-	{"ZeroLength", "reference/INDEndpoint-Receive.txt: a Receive of no SGE takes a zero-byte message", receiveZeroLength},
-	{"PrePostedBeforeConnect", "reference/INDEndpoint-Receive.txt: Receives may be posted before the endpoint connects", receivePrePostedBeforeConnect},
-	{"PostOrder", "reference/INDEndpoint-Receive.txt: Receives are consumed in post order", receivePostOrder},
-	{"TooManySGEs", "reference/INDEndpoint-Receive.txt: more SGEs than InboundSGE fail ND_DATA_OVERRUN", receiveTooManySGEs},
-	{"QueueFull", "reference/INDEndpoint-Receive.txt: a Receive beyond InboundEntries not yet reaped fails ND_NO_MORE_ENTRIES", receiveQueueFull},
-	{"TooLong", "reference/INDEndpoint-Receive.txt: a Receive beyond MaxInboundLength fails ND_BUFFER_OVERFLOW", receiveTooLong},
-	{"NilResult", "nd-spi.md §7.8 INDEndpoint: a Receive without a Result fails ND_INVALID_PARAMETER_1", receiveNilResult},
-	{"AccessViolation", "reference/INDEndpoint-Receive.txt: a buffer outside its registration completes ND_ACCESS_VIOLATION and ends the connection", receiveAccessViolation},
-	{"Oversized", "reference/INDEndpoint-Receive.txt, nd-spi.md §9: a message larger than the Receive completes ND_BUFFER_OVERFLOW and ends the connection", receiveOversized},
-	{"NoReceivePosted", "nd-spi.md §9: a Send that finds no Receive posted ends the connection", receiveNoReceivePosted},
-	{"ZeroLengthOverflow", "reference/INDEndpoint-Receive.txt: a message larger than a zero-length Receive completes ND_BUFFER_OVERFLOW", receiveZeroLengthOverflow},
-	{"ExactFit", "reference/INDEndpoint-Receive.txt: a message of exactly the Receive's length fits", receiveExactFit},
+	{"Scatter", `docs/semantics.md "scatter/gather": a message is scattered over the SGEs in order`, receiveScatter},
+	{"ZeroLength", `docs/semantics.md "zero bytes": a Receive of no SGE takes a zero-byte message`, receiveZeroLength},
+	{"PrePostedBeforeConnect", `docs/semantics.md "before the connection": Receives may be posted before the endpoint connects`, receivePrePostedBeforeConnect},
+	{"PostOrder", `docs/semantics.md "completion order": Receives are consumed in post order`, receivePostOrder},
+	{"TooManySGEs", `docs/semantics.md "posting checks": more SGEs than InboundSGE fail ND_DATA_OVERRUN`, receiveTooManySGEs},
+	{"QueueFull", `docs/semantics.md "queue depth": a Receive beyond InboundEntries not yet reaped fails ND_NO_MORE_ENTRIES`, receiveQueueFull},
+	{"TooLong", `docs/semantics.md "posting checks": a Receive beyond MaxInboundLength fails ND_BUFFER_OVERFLOW`, receiveTooLong},
+	{"NilResult", `docs/semantics.md "posting checks": a Receive without a Result fails ND_INVALID_PARAMETER_1`, receiveNilResult},
+	{"AccessViolation", `docs/semantics.md "bad local SGE": a buffer outside its registration completes ND_ACCESS_VIOLATION and ends the connection`, receiveAccessViolation},
+	{"Oversized", `docs/semantics.md "Send larger than the oldest Receive": a message larger than the Receive completes ND_BUFFER_OVERFLOW and ends the connection`, receiveOversized},
+	{"NoReceivePosted", `docs/semantics.md "Send with no Receive posted": a Send that finds no Receive posted ends the connection`, receiveNoReceivePosted},
+	{"ZeroLengthOverflow", `docs/semantics.md "zero bytes": a message larger than a zero-length Receive completes ND_BUFFER_OVERFLOW`, receiveZeroLengthOverflow},
+	{"ExactFit", `docs/semantics.md "message size": a message of exactly the Receive's length fits`, receiveExactFit},
 }
 
 func receiveScatter(t *testing.T, p nd.Provider) {

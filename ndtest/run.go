@@ -9,7 +9,8 @@
 //
 // The suite is a table of ND's contracts: one group per interface
 // (suite, in this file), and in each group's file a table of its cases,
-// each naming the rule of ND it checks, followed by the cases' functions.
+// each citing the row of docs/semantics.md that states the rule it checks,
+// followed by the cases' functions.
 package ndtest
 
 import (
@@ -25,11 +26,15 @@ type testCase struct {
 	// Name is the subtest's name under its group; it may hold "/"
 	// ("Listen/InvalidProtocol"), which go test splits into levels.
 	Name string
-	// Rule cites the ND rule the case checks: a page of the SPI
-	// reference ("reference/INDEndpoint-Send.txt"), a section of the SPI
-	// digest ("nd-spi.md §7.8 INDEndpoint") or, where ND leaves a choice,
-	// the page of this repository that makes it ("docs/semantics.md"),
-	// followed by the rule in a few words.
+	// Rule cites the row of docs/semantics.md that states what the case
+	// checks, then gives the rule in a few words:
+	//
+	//	docs/semantics.md "<case>": <the rule>
+	//
+	// where <case> is the text of the row's first cell without its
+	// backticks ("queue depth", "GetResults" for "`GetResults`"). The
+	// page is in the repository, so a rule cites nothing a clone lacks;
+	// internal/docscheck checks that every cited row exists.
 	Rule string
 	// Run checks the rule against p; it may run subtests of its own.
 	Run func(t *testing.T, p nd.Provider)
@@ -62,7 +67,7 @@ var suite = []group{
 // Run runs the whole suite against p. p must serve at least one address and
 // allow two adapters opened on its addresses to connect to each other.
 // Each case runs as the subtest Group/Name; a case that fails logs the
-// rule of ND it checks.
+// rule it checks and the row of docs/semantics.md that states it.
 func Run(t *testing.T, p nd.Provider) { RunSkipping(t, p, nil) }
 
 // RunSkipping is Run with a provider's known differences skipped: skip,

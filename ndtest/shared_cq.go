@@ -18,8 +18,8 @@ const sharedCQConnections = 12
 // bytes, in post order per endpoint; and one connection's failure ends that
 // connection only.
 var sharedCQCases = []testCase{
-	{"InterleavedTraffic", "reference/INDConnector-CreateEndpoint.txt, nd-spi.md §9: endpoints sharing a queue each get their own Results, bytes and post order", sharedCQInterleaved},
-	{"OneConnectionFails", "nd-spi.md §9: one connection's failure on a shared queue ends that connection only", sharedCQOneFails},
+	{"InterleavedTraffic", `docs/semantics.md "completion order": endpoints sharing a queue each get their own Results, bytes and post order`, sharedCQInterleaved},
+	{"OneConnectionFails", `docs/semantics.md "error completion": one connection's failure on a shared queue ends that connection only`, sharedCQOneFails},
 }
 
 // sharedCQInterleaved: several rounds of Sends over every connection, the

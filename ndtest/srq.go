@@ -17,22 +17,22 @@ const srqConnections = 12
 // them must say so (ND_NOT_SUPPORTED, MaxSharedReceiveQueueDepth 0); the
 // cases are then skipped.
 var srqCases = []testCase{
-	{"CreateLimits", "nd-spi.md §10.3 IND2Adapter::CreateSharedReceiveQueue: depth, SGE and threshold beyond the maxima fail ND_INVALID_PARAMETER_3/_4/_5, a bad completion queue _1; the maxima are accepted", srqCreateLimits},
-	{"CreateEndpointParameters", "nd-spi.md §10.3, §10.8 IND2SharedReceiveQueue: an endpoint on a shared queue checks the queue and its outbound limits as CreateEndpoint does; its own Receive is refused", srqCreateEndpoint},
-	{"ReceiveLimits", "nd-spi.md §10.8 IND2SharedReceiveQueue::Receive: a nil Result fails ND_INVALID_PARAMETER_1, too many SGEs ND_DATA_OVERRUN, beyond the depth ND_NO_MORE_ENTRIES", srqReceiveLimits},
-	{"EntryHeldUntilReaped", "nd-spi.md §10.8: a Receive holds its entry of the shared queue until its completion is reaped", srqEntryHeld},
-	{"ManyEndpointsOneCQ", "nd-spi.md §10.8: many endpoints take their Receives from one shared queue, each message whole", srqManyEndpoints},
-	{"CompletesOnConsumersQueue", "nd-spi.md §10.8: a shared queue's Receive completes on the inbound queue of the endpoint that consumed it", srqConsumersQueue},
-	{"EmptyFailsOneEndpoint", `nd-spi.md §10.8, docs/semantics.md "Shared receive queues": a Send that finds the shared queue empty ends its own connection only`, srqEmptyFailsOne},
-	{"OversizedFailsOneEndpoint", `nd-spi.md §10.8, docs/semantics.md "Shared receive queues": an oversized message completes its Receive ND_BUFFER_OVERFLOW and ends its own connection only`, srqOversizedFailsOne},
-	{"BadEntryFailsOneEndpoint", `nd-spi.md §10.8, docs/semantics.md "Shared receive queues": a Receive outside its registration completes ND_ACCESS_VIOLATION on the consumer's queue and ends that connection only`, srqBadEntryFailsOne},
-	{"LimitEvent", "nd-spi.md §10.8 IND2SharedReceiveQueue::Notify: the queue dropping below its threshold completes every waiting Notify; below it, Notify returns at once", srqLimitEvent},
-	{"LimitDisabled", "nd-spi.md §10.8 IND2SharedReceiveQueue::Notify: with a threshold of 0 Notify waits until its context ends", srqLimitDisabled},
-	{"Flush", "nd-spi.md §10.8 IND2SharedReceiveQueue::Flush: every posted Receive completes ND_CANCELED, 0 bytes, in post order, on the queue's own completion queue", srqFlush},
-	{"Close", `nd-spi.md §10.8, docs/semantics.md "Shared receive queues": Close cancels its Notify and Receives and closes its endpoints (later calls ND_INVALID_HANDLE)`, srqClose},
-	{"CloseCQ", `docs/semantics.md "Shared receive queues": closing the shared queue's completion queue cancels its Receives and later calls return ND_INVALID_HANDLE`, srqCloseCQ},
-	{"CloseAdapter", `docs/semantics.md "Closing objects": closing the adapter cancels its shared queues' Receives and later calls return ND_DEVICE_REMOVED`, srqCloseAdapter},
-	{"CloseWhileBusy", `docs/semantics.md "Shared receive queues": closing the shared queue under traffic completes every accepted Receive exactly once, ND_SUCCESS or ND_CANCELED`, srqCloseWhileBusy},
+	{"CreateLimits", `docs/semantics.md "creation": depth, SGE and threshold beyond the maxima fail ND_INVALID_PARAMETER_3/_4/_5, a bad completion queue _1; the maxima are accepted`, srqCreateLimits},
+	{"CreateEndpointParameters", `docs/semantics.md "creation": an endpoint on a shared queue checks the queue and its outbound limits as CreateEndpoint does; its own Receive is refused`, srqCreateEndpoint},
+	{"ReceiveLimits", `docs/semantics.md "posting": a nil Result fails ND_INVALID_PARAMETER_1, too many SGEs ND_DATA_OVERRUN, beyond the depth ND_NO_MORE_ENTRIES`, srqReceiveLimits},
+	{"EntryHeldUntilReaped", `docs/semantics.md "posting": a Receive holds its entry of the shared queue until its completion is reaped`, srqEntryHeld},
+	{"ManyEndpointsOneCQ", `docs/semantics.md "which Receive, which queue": many endpoints take their Receives from one shared queue, each message whole`, srqManyEndpoints},
+	{"CompletesOnConsumersQueue", `docs/semantics.md "which Receive, which queue": a shared queue's Receive completes on the inbound queue of the endpoint that consumed it`, srqConsumersQueue},
+	{"EmptyFailsOneEndpoint", `docs/semantics.md "Send on an empty queue": a Send that finds the shared queue empty ends its own connection only`, srqEmptyFailsOne},
+	{"OversizedFailsOneEndpoint", `docs/semantics.md "Send larger than the Receive it takes": an oversized message completes its Receive ND_BUFFER_OVERFLOW and ends its own connection only`, srqOversizedFailsOne},
+	{"BadEntryFailsOneEndpoint", `docs/semantics.md "Receive outside its registration": a Receive outside its registration completes ND_ACCESS_VIOLATION on the consumer's queue and ends that connection only`, srqBadEntryFailsOne},
+	{"LimitEvent", `docs/semantics.md "Notify (ND_SRQ_LIMIT)": the queue dropping below its threshold completes every waiting Notify; below it, Notify returns at once`, srqLimitEvent},
+	{"LimitDisabled", `docs/semantics.md "Notify (ND_SRQ_LIMIT)": with a threshold of 0 Notify waits until its context ends`, srqLimitDisabled},
+	{"Flush", `docs/semantics.md "Flush of the shared queue": every posted Receive completes ND_CANCELED, 0 bytes, in post order, on the queue's own completion queue`, srqFlush},
+	{"Close", `docs/semantics.md "SharedReceiveQueue": Close cancels its Notify and Receives and closes its endpoints (later calls ND_INVALID_HANDLE)`, srqClose},
+	{"CloseCQ", `docs/semantics.md "CompletionQueue": closing the shared queue's completion queue cancels its Receives and later calls return ND_INVALID_HANDLE`, srqCloseCQ},
+	{"CloseAdapter", `docs/semantics.md "Adapter": closing the adapter cancels its shared queues' Receives and later calls return ND_DEVICE_REMOVED`, srqCloseAdapter},
+	{"CloseWhileBusy", `docs/semantics.md "many closes at once": closing the shared queue under traffic completes every accepted Receive exactly once, ND_SUCCESS or ND_CANCELED`, srqCloseWhileBusy},
 }
 
 // srqCreateLimits: CreateSharedReceiveQueue reports a limit beyond the

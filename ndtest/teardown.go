@@ -10,16 +10,16 @@ import (
 // NotifyDisconnect, the flush of outstanding requests, the peer's Close of
 // its connector or endpoint, and the Close of an adapter.
 var teardownCases = []testCase{
-	{"Disconnect/ByActive", "nd-spi.md §7.6 INDConnector::Disconnect, §8: the active side's Disconnect ends the connection on both sides and flushes their requests with ND_CANCELED", teardownDisconnectByActive},
-	{"Disconnect/ByPassive", "nd-spi.md §7.6 INDConnector::Disconnect, §8: the passive side's Disconnect ends the connection on both sides", teardownDisconnectByPassive},
-	{"Disconnect/NeverConnected", "nd-spi.md §7.6 INDConnector::Disconnect: a connector never connected fails ND_CONNECTION_INVALID", teardownDisconnectNeverConnected},
-	{"NotifyDisconnect/NeverConnected", "nd-spi.md §7.6 INDConnector::NotifyDisconnect: a connector never connected fails ND_CONNECTION_INVALID", teardownNotifyDisconnectNeverConnected},
-	{"NotifyDisconnect/ContextCanceled", "nd-spi.md §6 CancelOverlappedRequests: a canceled NotifyDisconnect returns ND_CANCELED", teardownNotifyDisconnectContextCanceled},
-	{"Flush/TwoReceives", "nd-spi.md §8: a connection's end completes its outstanding Receives with ND_CANCELED", teardownFlushTwoReceives},
-	{"Flush/LaterPostsCanceled", "nd-spi.md §8: requests posted after the connection ended complete ND_CANCELED", teardownFlushLaterPostsCanceled},
-	{"PeerClose/Connector", "nd-spi.md §7.6: releasing a connector without Disconnect disconnects implicitly; the peer sees the end", teardownPeerCloseConnector},
-	{"PeerClose/Endpoint", "nd-spi.md §8: closing an endpoint ends its connection; the peer sees the end", teardownPeerCloseEndpoint},
-	{"AdapterClose/TearsDownConnection", `nd-spi.md §8, docs/semantics.md "Closing objects": closing an adapter ends its connections`, teardownAdapterCloseTearsDownConnection},
+	{"Disconnect/ByActive", `docs/semantics.md "Disconnect": the active side's Disconnect ends the connection on both sides and flushes their requests with ND_CANCELED`, teardownDisconnectByActive},
+	{"Disconnect/ByPassive", `docs/semantics.md "Disconnect": the passive side's Disconnect ends the connection on both sides`, teardownDisconnectByPassive},
+	{"Disconnect/NeverConnected", `docs/semantics.md "Disconnect": Disconnect on a connector never connected fails ND_CONNECTION_INVALID`, teardownDisconnectNeverConnected},
+	{"NotifyDisconnect/NeverConnected", `docs/semantics.md "Disconnect": NotifyDisconnect on a connector never connected fails ND_CONNECTION_INVALID`, teardownNotifyDisconnectNeverConnected},
+	{"NotifyDisconnect/ContextCanceled", `docs/semantics.md "cancel": a canceled NotifyDisconnect returns ND_CANCELED`, teardownNotifyDisconnectContextCanceled},
+	{"Flush/TwoReceives", `docs/semantics.md "Flush": a connection's end completes its outstanding Receives with ND_CANCELED`, teardownFlushTwoReceives},
+	{"Flush/LaterPostsCanceled", `docs/semantics.md "post after the connection ended": requests posted after the connection ended complete ND_CANCELED`, teardownFlushLaterPostsCanceled},
+	{"PeerClose/Connector", `docs/semantics.md "peer closes without Disconnect": releasing a connector without Disconnect disconnects implicitly; the peer sees the end`, teardownPeerCloseConnector},
+	{"PeerClose/Endpoint", `docs/semantics.md "peer closes without Disconnect": closing an endpoint ends its connection; the peer sees the end`, teardownPeerCloseEndpoint},
+	{"AdapterClose/TearsDownConnection", `docs/semantics.md "Adapter": closing an adapter ends its connections`, teardownAdapterCloseTearsDownConnection},
 }
 
 func teardownDisconnectByActive(t *testing.T, p nd.Provider) {

@@ -11,34 +11,34 @@ import (
 // tokens, silent success, and that a later Send never overtakes a Write's
 // data.
 var writeCases = []testCase{
-	{"Placement", "nd-spi.md §7.8 INDEndpoint::Write: the bytes land at the given offset of the window and nowhere else", writePlacement},
-	{"ManyOffsets", "nd-spi.md §7.8 INDEndpoint::Write: a Write places its bytes at any offset of the window", writeManyOffsets},
-	{"Gather", "nd-spi.md §7.8 INDEndpoint::Write: the SGEs are gathered in order", writeGather},
-	{"ToEndOfWindow", "nd-spi.md §7.8 INDEndpoint::Write: a Write may reach the window's last byte", writeToEndOfWindow},
-	{"ZeroByte", "nd-spi.md §7.8 INDEndpoint::Write: a Write of no SGE completes with 0 bytes", writeZeroByte},
-	{"Inline", "nd-spi.md §7.8 INDEndpoint::Write: inline bytes need no registration and may be reused once Write returns", writeInline},
-	{"InlineTooLong", "nd-spi.md §7.8 INDEndpoint::Write: inline bytes beyond the granted inline size fail ND_BUFFER_OVERFLOW", writeInlineTooLong},
-	{"TooManySGEs", "nd-spi.md §7.8 INDEndpoint::Write: more SGEs than OutboundSGE fail ND_DATA_OVERRUN", writeTooManySGEs},
-	{"SilentSuccess", "nd-spi.md §7.8 INDEndpoint::Write: ND_OP_FLAG_SILENT_SUCCESS suppresses the completion of a successful Write", writeSilentSuccess},
-	{"SendAfterWrite", "nd-spi.md §9: a Send posted after a Write is received after the Write's data is placed", writeSendAfterWrite},
-	{"AccessViolation/PastEnd", "nd-spi.md §7.8 INDEndpoint::Write: a Write beyond the window, through a forged descriptor or to a window without write access completes ND_ACCESS_VIOLATION and ends the connection", writeViolation(nd.FlagAllowWrite, false, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) { return d, d.Length - 99, 100 })},
-	{"AccessViolation/OffsetWraps", "nd-spi.md §7.8 INDEndpoint::Write: a Write beyond the window, through a forged descriptor or to a window without write access completes ND_ACCESS_VIOLATION and ends the connection", writeViolation(nd.FlagAllowWrite, true, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) { return d, ^uint64(0) - 3, 16 })},
-	{"AccessViolation/ForgedToken", "nd-spi.md §7.8 INDEndpoint::Write: a Write beyond the window, through a forged descriptor or to a window without write access completes ND_ACCESS_VIOLATION and ends the connection", writeViolation(nd.FlagAllowWrite, true, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) {
+	{"Placement", `docs/semantics.md "window offsets": the bytes land at the given offset of the window and nowhere else`, writePlacement},
+	{"ManyOffsets", `docs/semantics.md "window offsets": a Write places its bytes at any offset of the window`, writeManyOffsets},
+	{"Gather", `docs/semantics.md "scatter/gather": the SGEs are gathered in order`, writeGather},
+	{"ToEndOfWindow", `docs/semantics.md "window offsets": a Write may reach the window's last byte`, writeToEndOfWindow},
+	{"ZeroByte", `docs/semantics.md "zero bytes": a Write of no SGE completes with 0 bytes`, writeZeroByte},
+	{"Inline", `docs/semantics.md "inline data": inline bytes need no registration and may be reused once Write returns`, writeInline},
+	{"InlineTooLong", `docs/semantics.md "inline data": inline bytes beyond the granted inline size fail ND_BUFFER_OVERFLOW`, writeInlineTooLong},
+	{"TooManySGEs", `docs/semantics.md "posting checks": more SGEs than OutboundSGE fail ND_DATA_OVERRUN`, writeTooManySGEs},
+	{"SilentSuccess", `docs/semantics.md "silent success": ND_OP_FLAG_SILENT_SUCCESS suppresses the completion of a successful Write`, writeSilentSuccess},
+	{"SendAfterWrite", `docs/semantics.md "Send after Write": a Send posted after a Write is received after the Write's data is placed`, writeSendAfterWrite},
+	{"AccessViolation/PastEnd", `docs/semantics.md "refused Read or Write": a Write beyond the window, through a forged descriptor or to a window without write access completes ND_ACCESS_VIOLATION and ends the connection`, writeViolation(nd.FlagAllowWrite, false, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) { return d, d.Length - 99, 100 })},
+	{"AccessViolation/OffsetWraps", `docs/semantics.md "refused Read or Write": a Write beyond the window, through a forged descriptor or to a window without write access completes ND_ACCESS_VIOLATION and ends the connection`, writeViolation(nd.FlagAllowWrite, true, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) { return d, ^uint64(0) - 3, 16 })},
+	{"AccessViolation/ForgedToken", `docs/semantics.md "refused Read or Write": a Write beyond the window, through a forged descriptor or to a window without write access completes ND_ACCESS_VIOLATION and ends the connection`, writeViolation(nd.FlagAllowWrite, true, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) {
 		d.Token ^= 0x5a5a0001
 		return d, 0, 16
 	})},
-	{"AccessViolation/ForgedBase", "nd-spi.md §7.8 INDEndpoint::Write: a Write beyond the window, through a forged descriptor or to a window without write access completes ND_ACCESS_VIOLATION and ends the connection", writeViolation(nd.FlagAllowWrite, true, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) {
+	{"AccessViolation/ForgedBase", `docs/semantics.md "refused Read or Write": a Write beyond the window, through a forged descriptor or to a window without write access completes ND_ACCESS_VIOLATION and ends the connection`, writeViolation(nd.FlagAllowWrite, true, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) {
 		d.Base -= 16
 		return d, 0, 16
 	})},
-	{"AccessViolation/ForgedLength", "nd-spi.md §7.8 INDEndpoint::Write: a Write beyond the window, through a forged descriptor or to a window without write access completes ND_ACCESS_VIOLATION and ends the connection", writeViolation(nd.FlagAllowWrite, false, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) {
+	{"AccessViolation/ForgedLength", `docs/semantics.md "refused Read or Write": a Write beyond the window, through a forged descriptor or to a window without write access completes ND_ACCESS_VIOLATION and ends the connection`, writeViolation(nd.FlagAllowWrite, false, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) {
 		n := d.Length
 		d.Length += 4096
 		return d, n - 8, 16
 	})},
 	// ndmemorytest NdWriteViolation: a window bound for Read only.
-	{"AccessViolation/ReadOnlyWindow", "nd-spi.md §7.8 INDEndpoint::Write: a Write beyond the window, through a forged descriptor or to a window without write access completes ND_ACCESS_VIOLATION and ends the connection", writeViolation(nd.FlagAllowRead, true, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) { return d, 0, 16 })},
-	{"AccessViolation/StaleToken", "nd-spi.md §7.8 INDEndpoint::Write: a Write through an invalidated window's descriptor completes ND_ACCESS_VIOLATION", writeAccessViolationStaleToken},
+	{"AccessViolation/ReadOnlyWindow", `docs/semantics.md "refused Read or Write": a Write beyond the window, through a forged descriptor or to a window without write access completes ND_ACCESS_VIOLATION and ends the connection`, writeViolation(nd.FlagAllowRead, true, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) { return d, 0, 16 })},
+	{"AccessViolation/StaleToken", `docs/semantics.md "refused Read or Write": a Write through an invalidated window's descriptor completes ND_ACCESS_VIOLATION`, writeAccessViolationStaleToken},
 }
 
 func writePlacement(t *testing.T, p nd.Provider) {
