@@ -31,7 +31,7 @@ func readmeTable(root fs.FS, header string) ([][]string, error) {
 
 // tableRows returns the cells of the rows of the Markdown table whose
 // header line is header: every "|" line after the header and its rule,
-// split on "|" (an escaped "\|" stays in its cell, unescaped), trimmed.
+// split by tableCells.
 func tableRows(text, header string) ([][]string, error) {
 	lines := strings.Split(text, "\n")
 	i := slices.Index(lines, header)
@@ -43,14 +43,20 @@ func tableRows(text, header string) ([][]string, error) {
 		if !strings.HasPrefix(l, "|") {
 			break
 		}
-		l = strings.ReplaceAll(strings.Trim(l, "|"), `\|`, "\x00")
-		var cells []string
-		for _, c := range strings.Split(l, "|") {
-			cells = append(cells, strings.TrimSpace(strings.ReplaceAll(c, "\x00", "|")))
-		}
-		rows = append(rows, cells)
+		rows = append(rows, tableCells(l))
 	}
 	return rows, nil
+}
+
+// tableCells splits the Markdown table line l on "|" (an escaped "\|"
+// stays in its cell, unescaped) and trims the cells.
+func tableCells(l string) []string {
+	l = strings.ReplaceAll(strings.Trim(l, "|"), `\|`, "\x00")
+	var cells []string
+	for _, c := range strings.Split(l, "|") {
+		cells = append(cells, strings.TrimSpace(strings.ReplaceAll(c, "\x00", "|")))
+	}
+	return cells
 }
 
 // codeBlockAfter returns the lines of the first fenced code block after the

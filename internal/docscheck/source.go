@@ -11,11 +11,12 @@ import (
 	"strings"
 )
 
-// parseDir parses the non-test Go files of dir in root.
-func parseDir(root fs.FS, dir string) ([]*ast.File, error) {
+// parseDir parses the non-test Go files of dir in root; the file set
+// gives their positions.
+func parseDir(root fs.FS, dir string) ([]*ast.File, *token.FileSet, error) {
 	entries, err := fs.ReadDir(root, dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	fset := token.NewFileSet()
 	var files []*ast.File
@@ -26,21 +27,21 @@ func parseDir(root fs.FS, dir string) ([]*ast.File, error) {
 		}
 		src, err := fs.ReadFile(root, path.Join(dir, name))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		f, err := parser.ParseFile(fset, path.Join(dir, name), src, parser.SkipObjectResolution)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		files = append(files, f)
 	}
-	return files, nil
+	return files, fset, nil
 }
 
 // ndCommands returns the names in cmd/nd's commands list, the commands its
 // dispatcher runs: the first field of each element of "var commands".
 func ndCommands(root fs.FS) ([]string, error) {
-	files, err := parseDir(root, "cmd/nd")
+	files, _, err := parseDir(root, "cmd/nd")
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +101,7 @@ type subtest struct {
 // t.Run calls, and the package's functions and variables those name,
 // nested as they run.
 func caseTree(root fs.FS) ([]*subtest, error) {
-	files, err := parseDir(root, "ndtest")
+	files, _, err := parseDir(root, "ndtest")
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +139,25 @@ func caseTree(root fs.FS) ([]*subtest, error) {
 // a subtest whose name is its first field (or its Name field).
 var tableTypes = map[string]bool{"testCase": true, "group": true}
 
+// typeElided gives the elements of lit that elide their type, when lit is
+// a slice of table entries ([]testCase{{...}}), that type, so that they
+// read as the entries they are.
+func typeElided(lit *ast.CompositeLit) {
+	arr, ok := lit.Type.(*ast.ArrayType)
+	if !ok {
+		return
+	}
+	id, ok := arr.Elt.(*ast.Ident)
+	if !ok || !tableTypes[id.Name] {
+		return
+	}
+	for _, elt := range lit.Elts {
+		if e, ok := elt.(*ast.CompositeLit); ok && e.Type == nil {
+			e.Type = id
+		}
+	}
+}
+
 // treeWalker finds the subtests of function bodies.
 type treeWalker struct {
 	funcs      map[string]*ast.FuncDecl
@@ -171,15 +191,7 @@ func (w *treeWalker) subtests(node ast.Node) []*subtest {
 				out = append(out, st)
 				return false
 			}
-			if arr, ok := n.Type.(*ast.ArrayType); ok {
-				if id, ok := arr.Elt.(*ast.Ident); ok && tableTypes[id.Name] {
-					for _, elt := range n.Elts {
-						if lit, ok := elt.(*ast.CompositeLit); ok && lit.Type == nil {
-							lit.Type = id // the element type the literal elides
-						}
-					}
-				}
-			}
+			typeElided(n)
 			return true
 		case *ast.SelectorExpr:
 			out = append(out, w.subtests(n.X)...) // not the field or method name
