@@ -18,6 +18,7 @@ func TestRepository(t *testing.T) {
 		"Commands":  Commands,
 		"Layout":    Layout,
 		"CaseNames": CaseNames,
+		"Rules":     Rules,
 	} {
 		t.Run(name, func(t *testing.T) {
 			for _, err := range check(repo) {
@@ -29,7 +30,8 @@ func TestRepository(t *testing.T) {
 
 // TestFindsEnough guards the checks against finding nothing to check: the
 // repository's README names four providers, seven commands, a dozen
-// groups of cases and their cases in the docs.
+// groups of cases and their cases in the docs; ndtest's table gives some
+// two hundred rules, and docs/semantics.md has the rows they cite.
 func TestFindsEnough(t *testing.T) {
 	tree, err := caseTree(repo)
 	if err != nil {
@@ -57,6 +59,36 @@ func TestFindsEnough(t *testing.T) {
 	for _, path := range []string{"CQ/NotifyCancel", "CQ/Notify/Context", "Nosuch", "Memory/WindowReuse/Deeper", "Lifecycle/InFlight/PassiveListener", "CreateEndpoint/BeyondMax/InboundSGE/Deeper"} {
 		if caseExists(tree, strings.Split(path, "/")) {
 			t.Errorf("%s is found in ndtest", path)
+		}
+	}
+	rules, err := caseRules(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rules) < 150 {
+		t.Errorf("ndtest's table gives %d rules, want at least 150", len(rules))
+	}
+	names := map[string]bool{}
+	for _, r := range rules {
+		names[r.name] = true
+	}
+	// Entries of a table ([]testCase{{...}}) and cases made in a loop
+	// (testCase{...}).
+	for _, name := range []string{"GetConnectionRequest/FIFO", "BeyondMax/*", "AfterClose/*", "Shape"} {
+		if !names[name] {
+			t.Errorf("no rule of the case %s is found in ndtest", name)
+		}
+	}
+	rows, err := semanticsRows(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) < 100 {
+		t.Errorf("docs/semantics.md has %d rows, want at least 100", len(rows))
+	}
+	for _, row := range []string{"queue depth", "GetResults", "Notify (ND_SRQ_LIMIT)", "Disconnect, Close, Flush"} {
+		if rows[row] != 1 {
+			t.Errorf("docs/semantics.md has %d rows %q, want 1", rows[row], row)
 		}
 	}
 }
@@ -143,6 +175,21 @@ func TestChecksFail(t *testing.T) {
 		{"case renamed in ndtest", CaseNames, func(t *testing.T, m fstest.MapFS) {
 			edit(t, m, "ndtest/memory.go", `"WindowReuse"`, `"WindowReused"`)
 		}, "names the conformance case Memory/WindowReuse, which ndtest does not run"},
+		{"rule cites a missing row", Rules, func(t *testing.T, m fstest.MapFS) {
+			edit(t, m, "ndtest/connection_listen.go", `docs/semantics.md "connection requests": requests are`, `docs/semantics.md "request order": requests are`)
+		}, `the rule of the case GetConnectionRequest/FIFO cites the row "request order", which docs/semantics.md does not have`},
+		{"rule cites nd-spi.md", Rules, func(t *testing.T, m fstest.MapFS) {
+			edit(t, m, "ndtest/connection_listen.go", "`docs/semantics.md \"connection requests\": requests are handed out in the order they arrived`", `"nd-spi.md §7.7 INDListen::GetConnectionRequest: requests are handed out in the order they arrived"`)
+		}, "ndtest/connection_listen.go:16: the rule of the case GetConnectionRequest/FIFO does not begin with a citation of docs/semantics.md"},
+		{"cited row renamed", Rules, func(t *testing.T, m fstest.MapFS) {
+			edit(t, m, "docs/semantics.md", "| connection requests |", "| request order |")
+		}, `the rule of the case Backlog/SecondConnectRefused cites the row "connection requests", which docs/semantics.md does not have`},
+		{"cited row repeated", Rules, func(t *testing.T, m fstest.MapFS) {
+			edit(t, m, "docs/semantics.md", "| `Flush` of the shared queue |", "| `Flush` |")
+		}, `the rule of the case Flush/TwoReceives cites the row "Flush", which names 2 rows of docs/semantics.md`},
+		{"rule not a literal", Rules, func(t *testing.T, m fstest.MapFS) {
+			edit(t, m, "ndtest/errors.go", `{"Shape", `, `{"Shape", "docs/semantics.md " + `)
+		}, "the rule of the case Shape: *ast.BinaryExpr is not a string literal"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			m := copyRepo(t)
