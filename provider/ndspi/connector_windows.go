@@ -235,6 +235,35 @@ func (c *connector) endpointOf(x nd.Endpoint) (*endpoint, bool) {
 // htons is a port in network byte order.
 func htons(p uint16) uint16 { return p>>8 | p<<8 }
 
+// pdArgs is the C memory of a call that passes private data: a scratch
+// block, the private data's address pd (in the scratch at the offset asked
+// when it fits there), and the memory of its own it took otherwise.
+type pdArgs struct {
+	s, own cmem
+	pd     uintptr
+}
+
+// newPDArgs takes a scratch block and places data at byte off of it
+// (privateData); free releases both.
+func newPDArgs(off int, data []byte) (pdArgs, error) {
+	s, err := newScratch()
+	if err != nil {
+		return pdArgs{}, err
+	}
+	pd, own, err := privateData(s, off, data)
+	if err != nil {
+		s.free()
+		return pdArgs{}, err
+	}
+	return pdArgs{s: s, own: own, pd: pd}, nil
+}
+
+// free releases the private data's own memory, then the scratch block.
+func (a pdArgs) free() {
+	a.own.free()
+	a.s.free()
+}
+
 // privateData copies data into memory the provider reads, at byte off of
 // s if it fits there, else into memory of its own (returned to free).
 func privateData(s cmem, off int, data []byte) (uintptr, cmem, error) {
@@ -266,17 +295,13 @@ func (c *connector) Connect(ctx context.Context, ep nd.Endpoint, remote netip.Ad
 	if !ok {
 		return nd.ErrInvalidParameter1
 	}
-	s, err := newScratch()
+	args, err := newPDArgs(64, privateData_)
 	if err != nil {
 		return err
 	}
-	defer s.free()
+	defer args.free()
+	s, pd := args.s, args.pd
 	sa, saLen := sockaddrArg(s, 0, remote)
-	pd, own, err := privateData(s, 64, privateData_)
-	if err != nil {
-		return err
-	}
-	defer own.free()
 	rq := c.request("Connect", false)
 	if c.a.v1 {
 		return rq.do(ctx, func(ov uintptr) nd.Status {
@@ -323,16 +348,12 @@ func (c *connector) Accept(ctx context.Context, ep nd.Endpoint, privateData_ []b
 	if !ok {
 		return nd.ErrInvalidParameter1
 	}
-	s, err := newScratch()
+	args, err := newPDArgs(0, privateData_)
 	if err != nil {
 		return err
 	}
-	defer s.free()
-	pd, own, err := privateData(s, 0, privateData_)
-	if err != nil {
-		return err
-	}
-	defer own.free()
+	defer args.free()
+	pd := args.pd
 	rq := c.request("Accept", false)
 	err = rq.do(ctx, func(ov uintptr) nd.Status {
 		if c.a.v1 {
@@ -366,21 +387,16 @@ func (c *connector) Reject(privateData_ []byte) error {
 		return c.status()
 	}
 	defer c.g.exit()
-	s, err := newScratch()
+	args, err := newPDArgs(0, privateData_)
 	if err != nil {
 		return err
 	}
-	defer s.free()
-	pd, own, err := privateData(s, 0, privateData_)
-	if err != nil {
-		return err
-	}
-	defer own.free()
+	defer args.free()
 	slot := ndabi.INDConnectorReject
 	if !c.a.v1 {
 		slot = ndabi.IND2ConnectorReject
 	}
-	return c.obj.call(slot, pd, uintptr(len(privateData_))).Err()
+	return c.obj.call(slot, args.pd, uintptr(len(privateData_))).Err()
 }
 
 // GetConnectionData implements nd.Connector: ND v1's GetConnectionData, or
