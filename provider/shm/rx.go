@@ -265,7 +265,7 @@ func (l *link) refuse(msg uint64, st nd.Status) bool {
 // queued whose remaining source overlaps mem are then copied aside
 // (snapshot) and the response is sent from the copy. The snapshots are
 // bounded by the responses queued, at most the peer's negotiated ORD
-// (enforced in handle), and their buffers are reused.
+// (enforced in queueReadResponse), and their buffers are reused.
 func (l *link) protectReadResponses(mem []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -325,135 +325,24 @@ func (l *link) putSnapLocked(b []byte) {
 	l.snapKept += cap(b)
 }
 
-// handle processes one record; false ends the reader.
+// handle processes one record; false ends the reader. The records that
+// carry a message have a handler each (rxSend, pullSend, rxSendMore, rxRDMA,
+// rxWriteData); handle keeps the dispatch. Called with rxMu held.
 func (l *link) handle(ep *engine.Endpoint, rec shmring.Record) bool {
 	p := rec.Payload
 	switch rec.Type {
 	case recSend:
-		if len(p) < sendHeader || l.r.recv != nil || l.r.wleft > 0 {
-			return l.protocolError()
-		}
-		msg, total := getU64(p), int(getU32(p[8:]))
-		if msg != l.r.msg+1 {
-			return l.protocolError()
-		}
-		l.r.msg = msg
-		data := p[sendHeader:]
-		if len(data) > total || (rec.Aux&auxLast != 0) != (len(data) == total) {
-			return l.protocolError()
-		}
-		if rec.Aux&(auxLast|auxInvalidate) == auxLast && len(data) <= receiveNowMax {
-			// A small Send, whole: one engine call.
-			if ep.ReceiveNow(data, rec.Aux&auxSolicited != 0) != nd.Success {
-				return false
-			}
-			l.handled(msg, rec.Aux&auxQuiet != 0)
-			return true
-		}
-		if l.beginSend(ep, msg, total, getU32(p[12:]), rec.Aux) == nil {
-			return false
-		}
-		return l.placeSend(ep, data, rec.Aux&auxLast != 0)
+		return l.rxSend(ep, rec)
 	case recSendRV:
 		return l.pullSend(ep, rec, iovSize)
 	case recSendRVSeg:
 		return l.pullSend(ep, rec, segIovSize)
 	case recSendMore:
-		if len(p) < moreHeader || l.r.recv == nil || getU64(p) != l.r.msg {
-			return l.protocolError()
-		}
-		data := p[moreHeader:]
-		if len(data) > l.r.recvTotal-l.r.recvOff || (rec.Aux&auxLast != 0) != (len(data) == l.r.recvTotal-l.r.recvOff) {
-			return l.protocolError()
-		}
-		return l.placeSend(ep, data, rec.Aux&auxLast != 0)
+		return l.rxSendMore(ep, rec)
 	case recWrite, recRead:
-		if len(p) < rdmaHeader || l.r.recv != nil || l.r.wleft > 0 {
-			return l.protocolError()
-		}
-		msg, addr, token, length := getU64(p), getU64(p[8:]), getU32(p[16:]), int(getU32(p[20:]))
-		if msg != l.r.msg+1 {
-			return l.protocolError()
-		}
-		l.r.msg = msg
-		write := rec.Type == recWrite
-		mem, f := ep.AccessFault(token, addr, length, write)
-		if f != engine.FaultNone {
-			return l.refuse(msg, nd.ErrAccessViolation)
-		}
-		if write {
-			l.protectReadResponses(mem)
-		}
-		if rec.Aux&auxByAddress != 0 {
-			iovs, ok := l.parseIovs(p[rdmaHeader:], length, iovSize)
-			if !ok {
-				return l.protocolError()
-			}
-			if length > 0 {
-				// The copy runs with the window held: an Invalidate
-				// reported after the check above lets no byte move.
-				var err error
-				if ep.AccessWith(token, addr, length, write, func(mem []byte) {
-					err = pvmCopy(l.pid, mem, iovs, !write, &l.r.liov)
-				}) != engine.FaultNone {
-					return l.refuse(msg, nd.ErrAccessViolation)
-				}
-				if err != nil {
-					return l.refuse(msg, nd.ErrRemoteError)
-				}
-			}
-			l.handled(msg, false)
-			return true
-		}
-		if len(p) != rdmaHeader {
-			return l.protocolError()
-		}
-		if !write {
-			// The response goes through the ring, ahead of the Ack; the
-			// writer copies it (the reader never waits for ring room). The
-			// peer's engine keeps at most its ORD Reads outstanding, and
-			// each stays so until the Ack that follows its response.
-			l.mu.Lock()
-			if length > 0 && !l.closing {
-				if l.maxResps >= 0 && l.readResps >= l.maxResps {
-					l.mu.Unlock()
-					return l.protocolError()
-				}
-				j := l.addJobLocked(jobReadResp)
-				j.msg, j.src, j.token, j.addr = msg, mem, token, addr
-				l.readResps++
-				l.kickLocked()
-			}
-			l.mu.Unlock()
-			l.handled(msg, false)
-			return true
-		}
-		if length == 0 {
-			l.handled(msg, false)
-			return true
-		}
-		l.r.wleft, l.r.wtoken, l.r.waddr = length, token, addr
-		return true
+		return l.rxRDMA(ep, rec)
 	case recWriteData:
-		if len(p) < moreHeader || l.r.wleft == 0 || getU64(p) != l.r.msg {
-			return l.protocolError()
-		}
-		data := p[moreHeader:]
-		if len(data) > l.r.wleft {
-			return l.protocolError()
-		}
-		// Each piece is checked against the window as it is copied: an
-		// Invalidate that completed after the Write's first record ends
-		// it here, and no later byte lands.
-		if ep.WriteAt(l.r.wtoken, l.r.waddr, data) != engine.FaultNone {
-			l.r.wleft = 0
-			return l.refuse(l.r.msg, nd.ErrAccessViolation)
-		}
-		l.r.waddr += uint64(len(data))
-		if l.r.wleft -= len(data); l.r.wleft == 0 {
-			l.handled(l.r.msg, false)
-		}
-		return true
+		return l.rxWriteData(ep, p)
 	case recReadData:
 		if len(p) < moreHeader {
 			return l.protocolError()
@@ -471,6 +360,168 @@ func (l *link) handle(ep *engine.Endpoint, rec shmring.Record) bool {
 		return l.term(ep, getU64(p), nd.Status(getU32(p[8:])))
 	}
 	return l.protocolError()
+}
+
+// rxSend handles a send record: the first (or only) fragment of the peer's
+// next message, a Send through the ring. A small Send that came whole goes
+// to the engine in one call; any other becomes the Send in progress
+// (beginSend). Called with rxMu held.
+func (l *link) rxSend(ep *engine.Endpoint, rec shmring.Record) bool {
+	p := rec.Payload
+	if len(p) < sendHeader || l.r.recv != nil || l.r.wleft > 0 {
+		return l.protocolError()
+	}
+	msg, total := getU64(p), int(getU32(p[8:]))
+	if msg != l.r.msg+1 {
+		return l.protocolError()
+	}
+	l.r.msg = msg
+	data := p[sendHeader:]
+	if len(data) > total || (rec.Aux&auxLast != 0) != (len(data) == total) {
+		return l.protocolError()
+	}
+	if rec.Aux&(auxLast|auxInvalidate) == auxLast && len(data) <= receiveNowMax {
+		// A small Send, whole: one engine call.
+		if ep.ReceiveNow(data, rec.Aux&auxSolicited != 0) != nd.Success {
+			return false
+		}
+		l.handled(msg, rec.Aux&auxQuiet != 0)
+		return true
+	}
+	if l.beginSend(ep, msg, total, getU32(p[12:]), rec.Aux) == nil {
+		return false
+	}
+	return l.placeSend(ep, data, rec.Aux&auxLast != 0)
+}
+
+// rxSendMore handles a sendMore record: the next fragment of the Send in
+// progress. Called with rxMu held.
+func (l *link) rxSendMore(ep *engine.Endpoint, rec shmring.Record) bool {
+	p := rec.Payload
+	if len(p) < moreHeader || l.r.recv == nil || getU64(p) != l.r.msg {
+		return l.protocolError()
+	}
+	data := p[moreHeader:]
+	if len(data) > l.r.recvTotal-l.r.recvOff || (rec.Aux&auxLast != 0) != (len(data) == l.r.recvTotal-l.r.recvOff) {
+		return l.protocolError()
+	}
+	return l.placeSend(ep, data, rec.Aux&auxLast != 0)
+}
+
+// rxRDMA handles a write or read record: the peer's next message, an RDMA
+// Write or Read of one of this side's windows, which the engine checks
+// first. The bytes then move by address (rxByAddress) or through the ring:
+// a Read's response queued for the writer (queueReadResponse), a Write's
+// data in the writeData records that follow (rxWriteData). Called with
+// rxMu held.
+func (l *link) rxRDMA(ep *engine.Endpoint, rec shmring.Record) bool {
+	p := rec.Payload
+	if len(p) < rdmaHeader || l.r.recv != nil || l.r.wleft > 0 {
+		return l.protocolError()
+	}
+	msg, addr, token, length := getU64(p), getU64(p[8:]), getU32(p[16:]), int(getU32(p[20:]))
+	if msg != l.r.msg+1 {
+		return l.protocolError()
+	}
+	l.r.msg = msg
+	write := rec.Type == recWrite
+	mem, f := ep.AccessFault(token, addr, length, write)
+	if f != engine.FaultNone {
+		return l.refuse(msg, nd.ErrAccessViolation)
+	}
+	if write {
+		l.protectReadResponses(mem)
+	}
+	if rec.Aux&auxByAddress != 0 {
+		return l.rxByAddress(ep, p[rdmaHeader:], token, addr, length, write)
+	}
+	if len(p) != rdmaHeader {
+		return l.protocolError()
+	}
+	if !write {
+		return l.queueReadResponse(msg, mem, token, addr, length)
+	}
+	if length == 0 {
+		l.handled(msg, false)
+		return true
+	}
+	l.r.wleft, l.r.wtoken, l.r.waddr = length, token, addr
+	return true
+}
+
+// rxByAddress carries out the Write (write) or Read l.r.msg of length bytes
+// of window token at addr, whose initiator listed its buffers by address
+// (list, the record's tail): the bytes move with process_vm_readv or
+// process_vm_writev of the peer. Called with rxMu held.
+func (l *link) rxByAddress(ep *engine.Endpoint, list []byte, token uint32, addr uint64, length int, write bool) bool {
+	msg := l.r.msg
+	iovs, ok := l.parseIovs(list, length, iovSize)
+	if !ok {
+		return l.protocolError()
+	}
+	if length > 0 {
+		// The copy runs with the window held: an Invalidate reported
+		// after rxRDMA's check lets no byte move.
+		var err error
+		if ep.AccessWith(token, addr, length, write, func(mem []byte) {
+			err = pvmCopy(l.pid, mem, iovs, !write, &l.r.liov)
+		}) != engine.FaultNone {
+			return l.refuse(msg, nd.ErrAccessViolation)
+		}
+		if err != nil {
+			return l.refuse(msg, nd.ErrRemoteError)
+		}
+	}
+	l.handled(msg, false)
+	return true
+}
+
+// queueReadResponse queues the response to the peer's Read msg of mem,
+// length bytes of window token at addr. Called with rxMu held; it takes
+// mu.
+func (l *link) queueReadResponse(msg uint64, mem []byte, token uint32, addr uint64, length int) bool {
+	// The response goes through the ring, ahead of the Ack; the
+	// writer copies it (the reader never waits for ring room). The
+	// peer's engine keeps at most its ORD Reads outstanding, and
+	// each stays so until the Ack that follows its response.
+	l.mu.Lock()
+	if length > 0 && !l.closing {
+		if l.maxResps >= 0 && l.readResps >= l.maxResps {
+			l.mu.Unlock()
+			return l.protocolError()
+		}
+		j := l.addJobLocked(jobReadResp)
+		j.msg, j.src, j.token, j.addr = msg, mem, token, addr
+		l.readResps++
+		l.kickLocked()
+	}
+	l.mu.Unlock()
+	l.handled(msg, false)
+	return true
+}
+
+// rxWriteData handles a writeData record (payload p): the next piece of the
+// Write in progress. Called with rxMu held.
+func (l *link) rxWriteData(ep *engine.Endpoint, p []byte) bool {
+	if len(p) < moreHeader || l.r.wleft == 0 || getU64(p) != l.r.msg {
+		return l.protocolError()
+	}
+	data := p[moreHeader:]
+	if len(data) > l.r.wleft {
+		return l.protocolError()
+	}
+	// Each piece is checked against the window as it is copied: an
+	// Invalidate that completed after the Write's first record ends
+	// it here, and no later byte lands.
+	if ep.WriteAt(l.r.wtoken, l.r.waddr, data) != engine.FaultNone {
+		l.r.wleft = 0
+		return l.refuse(l.r.msg, nd.ErrAccessViolation)
+	}
+	l.r.waddr += uint64(len(data))
+	if l.r.wleft -= len(data); l.r.wleft == 0 {
+		l.handled(l.r.msg, false)
+	}
+	return true
 }
 
 // parseIovs reads the initiator's buffer list, entries of entry bytes
