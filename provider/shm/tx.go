@@ -254,9 +254,10 @@ func (l *link) reserve(typ, aux uint16, n int) []byte {
 }
 
 // encode writes as much of j as fits. It returns done, or the payload size
-// of the record it could not place.
+// of the record it could not place. Each kind of job has its encoder
+// below; a job that did not fit whole goes on where it stopped (j.off,
+// j.started) at the next call. Called with mu held.
 func (l *link) encode(j *job) (bool, int) {
-	maxData := l.tx.MaxPayload() - sendHeader
 	switch j.kind {
 	case jobAck:
 		b := l.reserve(recAck, 0, 8)
@@ -268,116 +269,163 @@ func (l *link) encode(j *job) (bool, int) {
 	case jobTerm:
 		return l.encodeTerm(j.msg, j.termSt)
 	case jobReadResp:
-		for j.off < len(j.src) {
-			n := min(len(j.src)-j.off, maxData)
-			b := l.reserve(recReadData, 0, moreHeader+n)
-			if b == nil {
-				return false, moreHeader + n
-			}
-			putU64(b, j.msg)
-			if !l.readPiece(j, b[moreHeader:]) {
-				// The window went away after the Read was accepted: the
-				// record goes back, and a Terminate in its place (it
-				// needs no more room) fails the peer's Read; the link
-				// ends.
-				l.tx.Unreserve()
-				l.endStatus, l.endNotify = nd.ErrCanceled, true
-				return l.encodeTerm(j.msg, nd.ErrAccessViolation)
-			}
-			j.off += n
-		}
-		return true, 0
+		return l.encodeReadResp(j)
 	}
-	wr := j.wr
-	switch wr.Op {
+	switch j.wr.Op {
 	case engine.OpSend, engine.OpSendInvalidate:
 		if j.rv {
 			return l.encodeRendezvous(j)
 		}
-		for !j.started || j.off < wr.Length {
-			n := min(wr.Length-j.off, maxData)
-			aux := uint16(0)
-			if j.off+n == wr.Length {
-				aux |= auxLast
-			}
-			hdr := moreHeader
-			typ := uint16(recSendMore)
-			if !j.started {
-				hdr, typ = sendHeader, recSend
-				if wr.Flags&nd.FlagSendAndSolicitEvent != 0 {
-					aux |= auxSolicited
-				}
-				if wr.Op == engine.OpSendInvalidate {
-					aux |= auxInvalidate
-				}
-				if j.quiet {
-					aux |= auxQuiet
-				}
-			}
-			b := l.reserve(typ, aux, hdr+n)
-			if b == nil {
-				return false, hdr + n
-			}
-			putU64(b, j.msg)
-			if !j.started {
-				putU32(b[8:], uint32(wr.Length))
-				putU32(b[12:], wr.Remote.Token)
-				j.started = true
-			}
-			gatherAt(b[hdr:], wr.SGL, j.off)
-			j.off += n
-		}
-		return true, 0
+		return l.encodeSend(j)
 	case engine.OpWrite, engine.OpRead:
 		if !j.started {
-			typ := uint16(recWrite)
-			if wr.Op == engine.OpRead {
-				typ = recRead
-			}
-			n := rdmaHeader
-			aux := uint16(0)
-			if j.pvm {
-				aux = auxByAddress
-				for i := range wr.SGL {
-					if len(wr.SGL[i].Buffer) > 0 {
-						n += iovSize
-					}
-				}
-			}
-			b := l.reserve(typ, aux, n)
-			if b == nil {
+			if ok, n := l.encodeRDMA(j); !ok {
 				return false, n
 			}
-			putU64(b, j.msg)
-			putU64(b[8:], wr.Remote.Base+wr.Offset)
-			putU32(b[16:], wr.Remote.Token)
-			putU32(b[20:], uint32(wr.Length))
-			if j.pvm {
-				p := b[rdmaHeader:]
-				for i := range wr.SGL {
-					if buf := wr.SGL[i].Buffer; len(buf) > 0 {
-						putU64(p, addrOf(buf))
-						putU64(p[8:], uint64(len(buf)))
-						p = p[iovSize:]
-					}
-				}
-			}
-			j.started = true
-			if j.pvm || wr.Op == engine.OpRead {
+			if j.pvm || j.wr.Op == engine.OpRead {
 				return true, 0
 			}
 		}
-		for j.off < wr.Length {
-			n := min(wr.Length-j.off, maxData)
-			b := l.reserve(recWriteData, 0, moreHeader+n)
-			if b == nil {
-				return false, moreHeader + n
-			}
-			putU64(b, j.msg)
-			gatherAt(b[moreHeader:], wr.SGL, j.off)
-			j.off += n
+		return l.encodeWriteData(j)
+	}
+	return true, 0
+}
+
+// maxData is the most data bytes a record carries after its header.
+// Called with mu held.
+func (l *link) maxData() int { return l.tx.MaxPayload() - sendHeader }
+
+// encodeReadResp writes the response to the peer's Read j in readData
+// records, as far as the ring has room. Called with mu held.
+func (l *link) encodeReadResp(j *job) (bool, int) {
+	maxData := l.maxData()
+	for j.off < len(j.src) {
+		n := min(len(j.src)-j.off, maxData)
+		b := l.reserve(recReadData, 0, moreHeader+n)
+		if b == nil {
+			return false, moreHeader + n
 		}
-		return true, 0
+		putU64(b, j.msg)
+		if !l.readPiece(j, b[moreHeader:]) {
+			// The window went away after the Read was accepted: the
+			// record goes back, and a Terminate in its place (it
+			// needs no more room) fails the peer's Read; the link
+			// ends.
+			l.tx.Unreserve()
+			l.endStatus, l.endNotify = nd.ErrCanceled, true
+			return l.encodeTerm(j.msg, nd.ErrAccessViolation)
+		}
+		j.off += n
+	}
+	return true, 0
+}
+
+// encodeSend writes the Send j through the ring, as far as it has room: a
+// send record, then sendMore records for the bytes that did not fit in it.
+// Called with mu held.
+func (l *link) encodeSend(j *job) (bool, int) {
+	wr := j.wr
+	maxData := l.maxData()
+	for !j.started || j.off < wr.Length {
+		n := min(wr.Length-j.off, maxData)
+		aux := uint16(0)
+		if j.off+n == wr.Length {
+			aux |= auxLast
+		}
+		hdr := moreHeader
+		typ := uint16(recSendMore)
+		if !j.started {
+			hdr, typ = sendHeader, recSend
+			aux |= sendAux(wr)
+			if j.quiet {
+				aux |= auxQuiet
+			}
+		}
+		b := l.reserve(typ, aux, hdr+n)
+		if b == nil {
+			return false, hdr + n
+		}
+		putU64(b, j.msg)
+		if !j.started {
+			putU32(b[8:], uint32(wr.Length))
+			putU32(b[12:], wr.Remote.Token)
+			j.started = true
+		}
+		gatherAt(b[hdr:], wr.SGL, j.off)
+		j.off += n
+	}
+	return true, 0
+}
+
+// sendAux returns the aux bits that the first record of the Send wr
+// carries for its flags and operation.
+func sendAux(wr *engine.WorkRequest) uint16 {
+	aux := uint16(0)
+	if wr.Flags&nd.FlagSendAndSolicitEvent != 0 {
+		aux |= auxSolicited
+	}
+	if wr.Op == engine.OpSendInvalidate {
+		aux |= auxInvalidate
+	}
+	return aux
+}
+
+// encodeRDMA writes the write or read record of the Write or Read j, with
+// its non-empty buffers by address when the peer copies them (j.pvm). It
+// returns true, or false and the record's payload size when the ring has
+// no room for it. Called with mu held.
+func (l *link) encodeRDMA(j *job) (bool, int) {
+	wr := j.wr
+	typ := uint16(recWrite)
+	if wr.Op == engine.OpRead {
+		typ = recRead
+	}
+	n := rdmaHeader
+	aux := uint16(0)
+	if j.pvm {
+		aux = auxByAddress
+		for i := range wr.SGL {
+			if len(wr.SGL[i].Buffer) > 0 {
+				n += iovSize
+			}
+		}
+	}
+	b := l.reserve(typ, aux, n)
+	if b == nil {
+		return false, n
+	}
+	putU64(b, j.msg)
+	putU64(b[8:], wr.Remote.Base+wr.Offset)
+	putU32(b[16:], wr.Remote.Token)
+	putU32(b[20:], uint32(wr.Length))
+	if j.pvm {
+		p := b[rdmaHeader:]
+		for i := range wr.SGL {
+			if buf := wr.SGL[i].Buffer; len(buf) > 0 {
+				putU64(p, addrOf(buf))
+				putU64(p[8:], uint64(len(buf)))
+				p = p[iovSize:]
+			}
+		}
+	}
+	j.started = true
+	return true, 0
+}
+
+// encodeWriteData writes the data of the Write j, after its write record,
+// in writeData records, as far as the ring has room. Called with mu held.
+func (l *link) encodeWriteData(j *job) (bool, int) {
+	wr := j.wr
+	maxData := l.maxData()
+	for j.off < wr.Length {
+		n := min(wr.Length-j.off, maxData)
+		b := l.reserve(recWriteData, 0, moreHeader+n)
+		if b == nil {
+			return false, moreHeader + n
+		}
+		putU64(b, j.msg)
+		gatherAt(b[moreHeader:], wr.SGL, j.off)
+		j.off += n
 	}
 	return true, 0
 }
@@ -401,14 +449,7 @@ func (l *link) encodeRendezvous(j *job) (bool, int) {
 		}
 	}
 	n := sendHeader + k*entry
-	aux := uint16(0)
-	if wr.Flags&nd.FlagSendAndSolicitEvent != 0 {
-		aux |= auxSolicited
-	}
-	if wr.Op == engine.OpSendInvalidate {
-		aux |= auxInvalidate
-	}
-	b := l.reserve(typ, aux, n)
+	b := l.reserve(typ, sendAux(wr), n)
 	if b == nil {
 		return false, n
 	}
