@@ -178,7 +178,9 @@ func (c *Conn) repostLocked(i int) {
 	}
 }
 
-// frameLocked processes the frame received in slot i.
+// frameLocked processes the frame received in slot i: the checks every
+// frame and every data-class frame pass, then the frame's own handling.
+// c.mu held.
 func (c *Conn) frameLocked(i int, b []byte) {
 	h, payload, err := parseFrame(b)
 	if err != nil {
@@ -212,81 +214,104 @@ func (c *Conn) frameLocked(i int, b []byte) {
 	}
 	switch h.Type {
 	case frameHello:
-		if c.helloRecv {
-			c.failLocked(violation("second hello"))
-			return
-		}
-		c.helloRecv = true
-		if (len(payload) != 0) != (c.ringSize > 0) {
-			c.failLocked(violation("hello disagrees with the negotiated ring"))
-			return
-		}
-		if c.ringSize > 0 {
-			c.peerWindow.UnmarshalBinary(payload)
-			if c.peerWindow.Length != uint64(c.ringSize) {
-				c.failLocked(violation("ring window of the wrong size"))
-				return
-			}
-		}
-		c.slotsFreed++
-		c.repostLocked(i)
-		if c.passive {
-			if err := c.sendHelloLocked(); err != nil {
-				c.failLocked(err)
-				return
-			}
-			c.peerHelloLocked()
-		}
+		c.helloFrameLocked(i, payload)
 	case frameData:
 		if !c.pushLocked(rxEntry{slot: i, off: HeaderSize, end: HeaderSize + len(payload)}) {
 			return
 		}
 	case frameRing:
-		if c.ringSize == 0 || uint64(h.Length) > c.ringOutSent+uint64(c.ringSize)-c.ringIn {
-			c.failLocked(violation("ring frame beyond the ring's free space"))
-			return
-		}
-		if c.rxqLen > 0 {
-			if t := &c.rxq[(c.rxqHead+c.rxqLen-1)%len(c.rxq)]; t.slot < 0 {
-				t.n += int(h.Length) // contiguous with the previous ring bytes
-				c.ringIn += uint64(h.Length)
-				c.slotsFreed++
-				c.repostLocked(i)
-				return
-			}
-		}
-		if !c.pushLocked(rxEntry{slot: -1, n: int(h.Length)}) {
-			return
-		}
-		c.ringIn += uint64(h.Length)
-		c.slotsFreed++
-		c.repostLocked(i)
+		c.ringFrameLocked(i, h.Length)
 	case frameCredit:
 		c.repostLocked(i)
+	case frameFin, frameClose, frameFinAck:
+		c.endFrameLocked(i, h.Type, h.Flags)
+	}
+}
+
+// helloFrameLocked processes the peer's hello received in slot i, whose
+// payload describes the peer's ring when one was negotiated, and answers
+// it on the passive side. c.mu held.
+func (c *Conn) helloFrameLocked(i int, payload []byte) {
+	if c.helloRecv {
+		c.failLocked(violation("second hello"))
+		return
+	}
+	c.helloRecv = true
+	if (len(payload) != 0) != (c.ringSize > 0) {
+		c.failLocked(violation("hello disagrees with the negotiated ring"))
+		return
+	}
+	if c.ringSize > 0 {
+		c.peerWindow.UnmarshalBinary(payload)
+		if c.peerWindow.Length != uint64(c.ringSize) {
+			c.failLocked(violation("ring window of the wrong size"))
+			return
+		}
+	}
+	c.slotsFreed++
+	c.repostLocked(i)
+	if c.passive {
+		if err := c.sendHelloLocked(); err != nil {
+			c.failLocked(err)
+			return
+		}
+		c.peerHelloLocked()
+	}
+}
+
+// ringFrameLocked processes the ring frame received in slot i, which
+// announces length more bytes in the ring: they join the bytes waiting for
+// Read, and the slot is free again at once. c.mu held.
+func (c *Conn) ringFrameLocked(i int, length uint32) {
+	if c.ringSize == 0 || uint64(length) > c.ringOutSent+uint64(c.ringSize)-c.ringIn {
+		c.failLocked(violation("ring frame beyond the ring's free space"))
+		return
+	}
+	if c.rxqLen > 0 {
+		if t := &c.rxq[(c.rxqHead+c.rxqLen-1)%len(c.rxq)]; t.slot < 0 {
+			t.n += int(length) // contiguous with the previous ring bytes
+			c.ringIn += uint64(length)
+			c.slotsFreed++
+			c.repostLocked(i)
+			return
+		}
+	}
+	if !c.pushLocked(rxEntry{slot: -1, n: int(length)}) {
+		return
+	}
+	c.ringIn += uint64(length)
+	c.slotsFreed++
+	c.repostLocked(i)
+}
+
+// endFrameLocked processes a frame of the stream's end received in slot
+// i, of type t with flags: the peer's fin (its stream ended, and a fin-ack
+// is due), its close, which follows the fin, or its acknowledgment of the
+// fin this side sent. c.mu held.
+func (c *Conn) endFrameLocked(i int, t frameType, flags uint8) {
+	switch t {
 	case frameFin:
 		if c.peerFin {
 			c.failLocked(violation("second fin"))
 			return
 		}
 		c.peerFin = true
-		c.peerClosed = h.Flags&flagClosed != 0
+		c.peerClosed = flags&flagClosed != 0
 		c.finAckDue = true
-		c.repostLocked(i)
 	case frameClose:
 		if !c.peerFin || c.peerClosed {
 			c.failLocked(violation("close without fin, or twice"))
 			return
 		}
 		c.peerClosed = true
-		c.repostLocked(i)
 	case frameFinAck:
 		if !c.finSent || c.peerFinAcked {
 			c.failLocked(violation("fin acknowledged before it was sent"))
 			return
 		}
 		c.peerFinAcked = true
-		c.repostLocked(i)
 	}
+	c.repostLocked(i)
 }
 
 // pushLocked appends e to the frames waiting for Read.
