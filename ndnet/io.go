@@ -149,10 +149,9 @@ func (c *Conn) Write(b []byte) (n int, err error) {
 	defer c.wmu.Unlock()
 	dl := c.writeDL.wait()
 	w := waiter{window: &c.wspin}
-	staged := 0 // bytes of b[n:] copied into the staging ring, not yet posted
-	fromSource := false
+	var ws writeState
 	defer func() {
-		if fromSource { // b is the caller's again once this returns
+		if ws.fromSource { // b is the caller's again once this returns
 			if werr := c.waitSourceDone(dl); werr != nil && err == nil {
 				err = werr
 			}
@@ -160,80 +159,38 @@ func (c *Conn) Write(b []byte) (n int, err error) {
 	}()
 	for {
 		if isClosed(c.closedCh) {
-			return n, c.opError("write", net.ErrClosed)
+			return ws.n, c.opError("write", net.ErrClosed)
 		}
 		if isClosed(dl) {
-			return n, c.opError("write", os.ErrDeadlineExceeded)
+			return ws.n, c.opError("write", os.ErrDeadlineExceeded)
 		}
-		if n == len(b) {
-			return n, nil
+		if ws.n == len(b) {
+			return ws.n, nil
 		}
 		c.mu.Lock()
-		rem := len(b) - n
 		// The completion queue is polled when the Write cannot go on as
 		// things stand: a poll before every Send would let the transport
 		// send what it holds back for the next Send (provider/tcp's
 		// answer to the peer's zero-length Read) alone, a packet more
 		// per message.
-		ready := c.writeReadyLocked(rem, staged)
+		ready := c.writeReadyLocked(len(b)-ws.n, ws.staged)
 		if !ready {
 			c.pollLocked()
 		}
 		c.appPolls++
 		if err := c.writeErrLocked(); err != nil {
 			c.mu.Unlock()
-			return n, c.opError("write", err)
+			return ws.n, c.opError("write", err)
 		}
-		progressed := false
-		switch {
-		case staged > 0:
-			if c.dataCredit() && c.txRoom() >= 3 {
-				off, first := c.ringSplitLocked(staged)
-				if c.postRingLocked(c.stage[off:off+first], c.stage[:staged-first], c.ringMR) {
-					n += staged
-					staged = 0
-					progressed = true
-				}
-			}
-		case rem > c.eagerMax && c.ringSize > 0 && c.helloRecv:
-			space := c.ringSpaceLocked()
-			if c.adapter.alloc != nil && (fromSource || min(rem, c.chunkMax) >= zeroCopyMin) {
-				// From b itself: chunks of at least zeroCopyMin, but for
-				// the end of a Write that began so.
-				if space < min(rem, zeroCopyMin) || !c.dataCredit() || c.txRoom() < 3 {
-					break
-				}
-				if mr := c.sourceRegionLocked(b); mr != nil {
-					k := min(rem, space, c.chunkMax)
-					_, first := c.ringSplitLocked(k)
-					// Write waits for these RDMA Writes before it
-					// returns, even if only some of them get posted.
-					fromSource = true
-					c.sourceEnd = c.ringSent + uint64(k)
-					if c.postRingLocked(b[n:n+first], b[n+first:n+k], mr) {
-						n += k
-						progressed = true
-					}
-					break
-				} // not registered: through the staging ring
-			}
-			if space > 0 && c.dataCredit() {
-				k := min(rem, space, c.chunkMax)
-				off, first := c.ringSplitLocked(k)
-				c.mu.Unlock()
-				copy(c.stage[off:off+first], b[n:n+first])
-				copy(c.stage[:k-first], b[n+first:n+k])
-				staged = k
-				continue
-			}
-		default:
-			if c.dataCredit() && c.txRoom() > 0 {
-				k := min(rem, c.eagerMax)
-				if c.sendFrameLocked(frameData, 0, b[n:n+k], 0) {
-					n += k
-					progressed = true
-				}
-			}
+		progressed, stage := c.writeStepLocked(b, &ws)
+		if stage > 0 {
+			// Into the staging ring, with c.mu released; the next step posts it.
+			off, first := c.ringSplitLocked(stage)
+			c.mu.Unlock()
+			copy(c.stage[off:off+first], b[ws.n:ws.n+first])
+			copy(c.stage[:stage-first], b[ws.n+first:ws.n+stage])
+			ws.staged = stage
+			continue
 		}
 		if progressed && ready {
 			c.pollLocked() // after the Send: what the poll before it would have reaped
@@ -245,6 +202,78 @@ func (c *Conn) Write(b []byte) (n int, err error) {
 		}
 		w.wait(c, c.wwake, dl, c.closedCh)
 	}
+}
+
+// writeState is where a Write is in its buffer b, for its steps.
+type writeState struct {
+	n          int  // bytes of b posted
+	staged     int  // bytes of b[n:] copied into the staging ring, not yet posted
+	fromSource bool // RDMA Writes were posted from b itself: Write waits for them
+}
+
+// writeStepLocked takes Write's next step in b, as credit, send queue room
+// and ring space allow: it posts the staged bytes, the next ring chunk from
+// b itself (ringStepLocked) or the next data frame, and reports whether it
+// did; or it returns the size of the next ring chunk to copy into the
+// staging ring (stage), which Write copies with c.mu released. c.mu held.
+func (c *Conn) writeStepLocked(b []byte, ws *writeState) (progressed bool, stage int) {
+	rem := len(b) - ws.n
+	switch {
+	case ws.staged > 0:
+		if c.dataCredit() && c.txRoom() >= 3 {
+			off, first := c.ringSplitLocked(ws.staged)
+			if c.postRingLocked(c.stage[off:off+first], c.stage[:ws.staged-first], c.ringMR) {
+				ws.n += ws.staged
+				ws.staged = 0
+				return true, 0
+			}
+		}
+	case rem > c.eagerMax && c.ringSize > 0 && c.helloRecv:
+		return c.ringStepLocked(b, ws)
+	default:
+		if c.dataCredit() && c.txRoom() > 0 {
+			k := min(rem, c.eagerMax)
+			if c.sendFrameLocked(frameData, 0, b[ws.n:ws.n+k], 0) {
+				ws.n += k
+				return true, 0
+			}
+		}
+	}
+	return false, 0
+}
+
+// ringStepLocked is writeStepLocked's step through the peer's ring with
+// nothing staged: over a provider whose memory the peer maps, it posts the
+// next chunk from b itself and reports whether it did; otherwise it
+// returns the size of the next chunk to stage, 0 when the ring has no
+// room. c.mu held.
+func (c *Conn) ringStepLocked(b []byte, ws *writeState) (progressed bool, stage int) {
+	rem := len(b) - ws.n
+	space := c.ringSpaceLocked()
+	if c.adapter.alloc != nil && (ws.fromSource || min(rem, c.chunkMax) >= zeroCopyMin) {
+		// From b itself: chunks of at least zeroCopyMin, but for
+		// the end of a Write that began so.
+		if space < min(rem, zeroCopyMin) || !c.dataCredit() || c.txRoom() < 3 {
+			return false, 0
+		}
+		if mr := c.sourceRegionLocked(b); mr != nil {
+			k := min(rem, space, c.chunkMax)
+			_, first := c.ringSplitLocked(k)
+			// Write waits for these RDMA Writes before it
+			// returns, even if only some of them get posted.
+			ws.fromSource = true
+			c.sourceEnd = c.ringSent + uint64(k)
+			if c.postRingLocked(b[ws.n:ws.n+first], b[ws.n+first:ws.n+k], mr) {
+				ws.n += k
+				return true, 0
+			}
+			return false, 0
+		} // not registered: through the staging ring
+	}
+	if space > 0 && c.dataCredit() {
+		return false, min(rem, space, c.chunkMax)
+	}
+	return false, 0
 }
 
 // writeErrLocked is why Write cannot go on, or nil.
