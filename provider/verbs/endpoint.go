@@ -302,6 +302,10 @@ func (e *endpoint) Write(res *nd.Result, sgl []nd.SGE, remote nd.MWDescriptor, o
 	return e.postOut(ndrules.Write, res, sgl, flags, opWrite, remote, offset)
 }
 
+// postOut posts an outbound request of kind, device opcode op: it checks
+// it, reserves its record, and adds its work requests to the send area,
+// which goes to the device now unless a batch is open. It takes e.mu, and
+// the queue's mu while it reserves.
 func (e *endpoint) postOut(kind ndrules.Outbound, res *nd.Result, sgl []nd.SGE, flags nd.Flags, op int, remote nd.MWDescriptor, offset uint64) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -325,96 +329,26 @@ func (e *endpoint) postOut(kind ndrules.Outbound, res *nd.Result, sgl []nd.SGE, 
 		q.mu.Unlock()
 		return nd.ErrNoMoreEntries
 	}
-	switch {
-	case e.dead.Load() || e.qp == nil:
-		r.finish(x, nd.ErrCanceled)
-		q.evaluate()
-		q.mu.Unlock()
-		return nil
-	case bad != nd.Success:
-		e.fail(r, x, bad)
-		q.mu.Unlock()
-		return nil
-	case op == opRead && e.ord == 0:
-		e.fail(r, x, nd.ErrInvalidRequest)
+	if e.completeEarly(r, x, bad, op) {
 		q.mu.Unlock()
 		return nil
 	}
 	seq := x.seq
-	nsge := 0
-	for i := range sgl {
-		if len(sgl[i].Buffer) > 0 {
-			nsge++
-		}
-	}
-	parts := 1
-	if op == opRead && nsge > e.split {
-		parts = (nsge + e.split - 1) / e.split
-	}
-	confirm := op == opWrite && e.confirmWrites
-	if confirm {
-		// iWARP completes a Write when it is handed to TCP; a zero-length
-		// Read behind it completes only after the peer placed it (Read
-		// Requests are served in order), as provider/tcp confirms. It uses
-		// the Read slot announced on top of the application's limit. Only
-		// provider/tcp is asked: siw may answer a zero-length Read with
-		// the stale payload of the response it sent before, which its own
-		// initiator then refuses (docs/verbs.md).
-		parts = 2
-	}
+	nsge, parts, confirm := e.outParts(sgl, op)
 	x.parts = parts
 	q.mu.Unlock()
 
 	if e.sa.n+parts > e.sa.cap {
 		e.flushSendLocked()
 	}
-	wf := sendSignaled
-	if flags&nd.FlagReadFence != 0 && !(op == opRead && e.a.dev.iwarp) {
-		wf |= sendFence // siw refuses fenced Reads
-	}
-	if flags&nd.FlagSendAndSolicitEvent != 0 && (op == opSend || op == opSendInv) {
-		wf |= sendSolicited
-	}
+	wf := e.wrFlags(flags, op)
 	wrID := r.wrID(seq)
 	raddr := remote.Base + offset
 	if op == opRead {
-		k := 0
-		for p := 0; p < parts; p++ {
-			i := e.sa.add(wrID, op, wf, raddr, remote.Token, 0)
-			if nsge == 0 {
-				e.zeroLengthSGE(i)
-			}
-			for n := 0; n < e.split && k < len(sgl); k++ {
-				b := sgl[k].Buffer
-				if len(b) == 0 {
-					continue
-				}
-				e.sa.addSGE(i, addrOf(b), len(b), sgl[k].Region.(*memRegion).lkey)
-				raddr += uint64(len(b))
-				n++
-			}
-		}
+		e.addReadLocked(wrID, wf, raddr, remote.Token, sgl, nsge, parts)
 	} else {
 		i := e.sa.add(wrID, op, wf, raddr, remote.Token, remote.Token)
-		off := 0
-		var slot unsafe.Pointer
-		if e.staging != nil {
-			slot = unsafe.Add(e.staging, int(seq)%e.lim.OutboundEntries*e.inline)
-		}
-		for k := range sgl {
-			b := sgl[k].Buffer
-			if len(b) == 0 {
-				continue
-			}
-			if sgl[k].Region == nil {
-				dst := unsafe.Add(slot, off)
-				copy(unsafe.Slice((*byte)(dst), len(b)), b)
-				e.sa.addSGE(i, uintptr(dst), len(b), e.stagingKey)
-				off += len(b)
-				continue
-			}
-			e.sa.addSGE(i, addrOf(b), len(b), sgl[k].Region.(*memRegion).lkey)
-		}
+		e.addSGEsLocked(i, sgl, seq)
 		if total > 0 && total <= e.qpInline && op != opRead {
 			e.sa.orFlags(i, sendInline)
 		}
@@ -426,6 +360,115 @@ func (e *endpoint) postOut(kind ndrules.Outbound, res *nd.Result, sgl []nd.SGE, 
 		e.flushSendLocked()
 	}
 	return nil
+}
+
+// completeEarly completes the reserved request x in software, and reports
+// true, when it cannot go to the device: with ErrCanceled once the
+// connection ended or has no queue pair; with bad (an entry outside its
+// registration) or ErrInvalidRequest (a Read where no Read is allowed),
+// ending the connection. e.mu and r.q.mu held.
+func (e *endpoint) completeEarly(r *ring, x *rec, bad nd.Status, op int) bool {
+	switch {
+	case e.dead.Load() || e.qp == nil:
+		r.finish(x, nd.ErrCanceled)
+		r.q.evaluate()
+		return true
+	case bad != nd.Success:
+		e.fail(r, x, bad)
+		return true
+	case op == opRead && e.ord == 0:
+		e.fail(r, x, nd.ErrInvalidRequest)
+		return true
+	}
+	return false
+}
+
+// outParts returns the non-empty entries of the outbound request sgl of
+// op, the device work requests it takes (parts), and whether a Read
+// confirms it (a Write to provider/tcp over iWARP). e.mu held.
+func (e *endpoint) outParts(sgl []nd.SGE, op int) (nsge, parts int, confirm bool) {
+	for i := range sgl {
+		if len(sgl[i].Buffer) > 0 {
+			nsge++
+		}
+	}
+	parts = 1
+	if op == opRead && nsge > e.split {
+		parts = (nsge + e.split - 1) / e.split
+	}
+	confirm = op == opWrite && e.confirmWrites
+	if confirm {
+		// iWARP completes a Write when it is handed to TCP; a zero-length
+		// Read behind it completes only after the peer placed it (Read
+		// Requests are served in order), as provider/tcp confirms. It uses
+		// the Read slot announced on top of the application's limit. Only
+		// provider/tcp is asked: siw may answer a zero-length Read with
+		// the stale payload of the response it sent before, which its own
+		// initiator then refuses (docs/verbs.md).
+		parts = 2
+	}
+	return nsge, parts, confirm
+}
+
+// wrFlags returns the send flags of the work requests of an outbound
+// request of op with flags.
+func (e *endpoint) wrFlags(flags nd.Flags, op int) int {
+	wf := sendSignaled
+	if flags&nd.FlagReadFence != 0 && !(op == opRead && e.a.dev.iwarp) {
+		wf |= sendFence // siw refuses fenced Reads
+	}
+	if flags&nd.FlagSendAndSolicitEvent != 0 && (op == opSend || op == opSendInv) {
+		wf |= sendSolicited
+	}
+	return wf
+}
+
+// addReadLocked adds the Read of sgl's nsge non-empty entries from raddr
+// of window token to the send area: parts work requests of at most
+// e.split entries each, each reading the remote bytes after the one
+// before. e.mu held.
+func (e *endpoint) addReadLocked(wrID uint64, wf int, raddr uint64, token uint32, sgl []nd.SGE, nsge, parts int) {
+	k := 0
+	for p := 0; p < parts; p++ {
+		i := e.sa.add(wrID, opRead, wf, raddr, token, 0)
+		if nsge == 0 {
+			e.zeroLengthSGE(i)
+		}
+		for n := 0; n < e.split && k < len(sgl); k++ {
+			b := sgl[k].Buffer
+			if len(b) == 0 {
+				continue
+			}
+			e.sa.addSGE(i, addrOf(b), len(b), sgl[k].Region.(*memRegion).lkey)
+			raddr += uint64(len(b))
+			n++
+		}
+	}
+}
+
+// addSGEsLocked adds sgl's non-empty entries to the Send or Write work
+// request i of request seq: a registered entry as it is, an inline one (no
+// region) copied into the request's slot of the staging buffer. e.mu held.
+func (e *endpoint) addSGEsLocked(i int, sgl []nd.SGE, seq uint32) {
+	off := 0
+	var slot unsafe.Pointer
+	if e.staging != nil {
+		slot = unsafe.Add(e.staging, int(seq)%e.lim.OutboundEntries*e.inline)
+	}
+	for k := range sgl {
+		b := sgl[k].Buffer
+		if len(b) == 0 {
+			continue
+		}
+		if sgl[k].Region == nil {
+			dst := unsafe.Add(slot, off)
+			copy(unsafe.Slice((*byte)(dst), len(b)), b)
+			e.sa.addSGE(i, uintptr(dst), len(b), e.stagingKey)
+			off += len(b)
+			continue
+		}
+		e.sa.addSGE(i, addrOf(b), len(b), sgl[k].Region.(*memRegion).lkey)
+	}
 }
 
 // zeroLengthSGE gives the zero-length Read i an explicit empty SGE. siw
