@@ -255,54 +255,79 @@ func (c *connector) Connect(ctx context.Context, ep nd.Endpoint, remote netip.Ad
 	c.handle, c.id = h, id
 	c.mu.Unlock()
 
-	fail := func(st nd.Status, err error) error {
-		c.dropID()
-		c.mu.Lock()
-		c.state = ndrules.Idle
-		c.mu.Unlock()
-		if oe, ok := err.(*nd.OpError); ok {
-			return oe
-		}
-		return withCause(op, st, err)
+	if err := c.resolveRemote(ctx, e, id, remote, localPort); err != nil {
+		return err
 	}
+	if err := e.attach(id); err != nil {
+		return c.connectFailed(nd.ErrInsufficientResources, err)
+	}
+	priv := c.wrap(protocol, privateData)
+	if err := cmConnect(id, e.qpn, priv, c.wire(e.lim.InboundReadLimit), c.wire(e.lim.OutboundReadLimit), c.a.rnrRetry, false); err != nil {
+		e.dead.Store(true)
+		return c.connectFailed(nd.ErrConnectionRefused, err)
+	}
+	return c.awaitConnected(ctx, e, id)
+}
+
+// connectFailed ends a Connect that failed after it made the rdma_cm id:
+// the id goes and the connector is idle again. It returns err when it is
+// an *nd.OpError (a wait that was canceled or whose connector closed),
+// st with err as its cause otherwise. It takes c.mu.
+func (c *connector) connectFailed(st nd.Status, err error) error {
+	c.dropID()
+	c.mu.Lock()
+	c.state = ndrules.Idle
+	c.mu.Unlock()
+	if oe, ok := err.(*nd.OpError); ok {
+		return oe
+	}
+	return withCause("Connect", st, err)
+}
+
+// resolveRemote binds Connect's rdma_cm id to the adapter's address at
+// localPort and resolves remote's address and route, waiting for each;
+// a failure ends the Connect (connectFailed). Called without c.mu.
+func (c *connector) resolveRemote(ctx context.Context, e *endpoint, id cID, remote netip.AddrPort, localPort uint16) error {
+	const op = "Connect"
 	if err := bindAddr(id, netip.AddrPortFrom(c.a.addr, localPort)); err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
-			return fail(nd.ErrAddressAlreadyAssociated, err)
+			return c.connectFailed(nd.ErrAddressAlreadyAssociated, err)
 		}
-		return fail(nd.ErrInvalidAddress, err)
+		return c.connectFailed(nd.ErrInvalidAddress, err)
 	}
 	if err := resolveAddr(id, remote, resolveTimeoutMS); err != nil {
-		return fail(nd.ErrBadNetworkName, err)
+		return c.connectFailed(nd.ErrBadNetworkName, err)
 	}
 	steps := []struct{ want, st int }{{evAddrResolved, 0}, {evRouteResolved, 0}}
 	for k, s := range steps {
 		ev, err := c.wait(ctx, op)
 		if err != nil {
 			e.dead.Store(true)
-			return fail(nd.ErrCanceled, err)
+			return c.connectFailed(nd.ErrCanceled, err)
 		}
 		if ev.typ != s.want {
-			return fail(nd.ErrBadNetworkName, syscall.Errno(-ev.status))
+			return c.connectFailed(nd.ErrBadNetworkName, syscall.Errno(-ev.status))
 		}
 		if k == 0 {
 			if err := resolveRoute(id, resolveTimeoutMS); err != nil {
-				return fail(nd.ErrBadNetworkName, err)
+				return c.connectFailed(nd.ErrBadNetworkName, err)
 			}
 		}
 	}
-	if err := e.attach(id); err != nil {
-		return fail(nd.ErrInsufficientResources, err)
-	}
-	priv := c.wrap(protocol, privateData)
-	if err := cmConnect(id, e.qpn, priv, c.wire(e.lim.InboundReadLimit), c.wire(e.lim.OutboundReadLimit), c.a.rnrRetry, false); err != nil {
-		e.dead.Store(true)
-		return fail(nd.ErrConnectionRefused, err)
-	}
+	return nil
+}
+
+// awaitConnected waits for the answer to Connect's connection request on
+// id: an accepting peer's limits and private data are kept and the
+// connector is Replied; a refusal or an error ends the Connect
+// (connectFailed). Called without c.mu; it takes it.
+func (c *connector) awaitConnected(ctx context.Context, e *endpoint, id cID) error {
+	const op = "Connect"
 	for {
 		ev, err := c.wait(ctx, op)
 		if err != nil {
 			e.dead.Store(true)
-			return fail(nd.ErrCanceled, err)
+			return c.connectFailed(nd.ErrCanceled, err)
 		}
 		switch ev.typ {
 		case evEstablished, evConnectResponse:
@@ -329,10 +354,10 @@ func (c *connector) Connect(ctx context.Context, ep nd.Endpoint, remote netip.Ad
 			c.hasPeer, c.peerPD, c.peerIRD, c.peerORD = true, append([]byte(nil), data...), 0, 0
 			c.mu.Unlock()
 			e.dead.Store(true)
-			return fail(nd.ErrConnectionRefused, nil)
+			return c.connectFailed(nd.ErrConnectionRefused, nil)
 		case evUnreachable, evConnectError, evDisconnected, evDeviceRemoval:
 			e.dead.Store(true)
-			return fail(nd.ErrConnectionRefused, syscall.Errno(-ev.status))
+			return c.connectFailed(nd.ErrConnectionRefused, syscall.Errno(-ev.status))
 		}
 	}
 }
