@@ -12,14 +12,9 @@ import (
 func (c *Conn) CloseWrite() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
+	if !c.shut.closeWrite() {
 		return c.opError("close", net.ErrClosed)
 	}
-	if c.writeShut {
-		return nil
-	}
-	c.writeShut = true
-	c.finDue = true
 	c.flushControlLocked()
 	c.wakeAll()
 	return nil
@@ -32,19 +27,11 @@ func (c *Conn) CloseWrite() error {
 // the peer acknowledges that end, then tears the ND connection down.
 func (c *Conn) Close() error {
 	c.mu.Lock()
-	if c.closed {
+	if !c.shut.closeConn() {
 		c.mu.Unlock()
 		return c.opError("close", net.ErrClosed)
 	}
-	c.closed = true
 	close(c.closedCh)
-	if !c.writeShut {
-		c.writeShut = true
-		c.finDue = true
-		c.finFlags = flagClosed
-	} else {
-		c.closeDue = true
-	}
 	c.flushControlLocked()
 	c.wakeAll()
 	c.mu.Unlock()
@@ -59,7 +46,7 @@ func (c *Conn) Close() error {
 		c.mu.Lock()
 		c.pollLocked()
 		c.appPolls++
-		done := c.dead || c.peerFinAcked && (!c.closeDue || c.closeSent)
+		done := c.dead || c.shut.closeDone()
 		c.mu.Unlock()
 		if done || isClosed(expired) {
 			break

@@ -104,20 +104,12 @@ type connSend struct {
 	bindRes     nd.Result
 }
 
-// connShutdown is the shutdown's progress, under Conn.mu.
+// connShutdown is how the connection ends, under Conn.mu: the shutdown
+// both ways (shutdown.go), and the failure that ended it early.
 type connShutdown struct {
-	finDue, finSent     bool
-	closeDue, closeSent bool
-	finFlags            uint8
-	finAckDue           bool
-	finAckSent          bool
-	peerFin             bool
-	peerClosed          bool
-	peerFinAcked        bool
-	writeShut           bool // CloseWrite or Close was called
-	closed              bool // Close was called
-	err                 error
-	dead                bool // the endpoint takes no more requests
+	shut shutdown
+	err  error
+	dead bool // the endpoint takes no more requests
 }
 
 // connWaiters is who waits for completions (wait.go): the counters under

@@ -47,9 +47,9 @@ func (c *Conn) Read(b []byte) (int, error) {
 		var err error
 		if n == 0 && c.rxqLen == 0 {
 			switch {
-			case c.err != nil && (!c.peerFin || errors.Is(c.err, ErrProtocol)):
+			case c.err != nil && (c.shut.peer == peerOpen || errors.Is(c.err, ErrProtocol)):
 				err = c.opError("read", c.err)
-			case c.peerFin:
+			case c.shut.peer != peerOpen:
 				err = io.EOF
 			}
 		}
@@ -279,9 +279,9 @@ func (c *Conn) ringStepLocked(b []byte, ws *writeState) (progressed bool, stage 
 // writeErrLocked is why Write cannot go on, or nil.
 func (c *Conn) writeErrLocked() error {
 	switch {
-	case c.writeShut:
+	case c.shut.writeShut():
 		return ErrWriteShutdown
-	case c.peerClosed:
+	case c.shut.peer == peerClosed:
 		return ErrBrokenPipe
 	case c.err != nil:
 		return c.err

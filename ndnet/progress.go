@@ -206,7 +206,7 @@ func (c *Conn) frameLocked(i int, b []byte) {
 			c.failLocked(violation("data before hello"))
 			return
 		}
-		if c.peerFin {
+		if c.shut.peer != peerOpen {
 			c.failLocked(violation("data after fin"))
 			return
 		}
@@ -291,25 +291,20 @@ func (c *Conn) ringFrameLocked(i int, length uint32) {
 func (c *Conn) endFrameLocked(i int, t frameType, flags uint8) {
 	switch t {
 	case frameFin:
-		if c.peerFin {
+		if !c.shut.peerFin(flags&flagClosed != 0) {
 			c.failLocked(violation("second fin"))
 			return
 		}
-		c.peerFin = true
-		c.peerClosed = flags&flagClosed != 0
-		c.finAckDue = true
 	case frameClose:
-		if !c.peerFin || c.peerClosed {
+		if !c.shut.peerClose() {
 			c.failLocked(violation("close without fin, or twice"))
 			return
 		}
-		c.peerClosed = true
 	case frameFinAck:
-		if !c.finSent || c.peerFinAcked {
+		if !c.shut.peerFinAck() {
 			c.failLocked(violation("fin acknowledged before it was sent"))
 			return
 		}
-		c.peerFinAcked = true
 	}
 	c.repostLocked(i)
 }
@@ -396,14 +391,15 @@ func (c *Conn) flushControlLocked() {
 	if c.dead {
 		return
 	}
-	if c.finAckDue && !c.finAckSent && c.txRoom() > 0 {
-		c.finAckSent = c.sendFrameLocked(frameFinAck, 0, nil, 0)
+	s := &c.shut
+	if s.sendAck() && c.txRoom() > 0 && c.sendFrameLocked(frameFinAck, 0, nil, 0) {
+		s.ackOut()
 	}
-	if c.finDue && !c.finSent && c.txRoom() > 0 {
-		c.finSent = c.sendFrameLocked(frameFin, c.finFlags, nil, 0)
+	if s.sendFin() && c.txRoom() > 0 && c.sendFrameLocked(frameFin, s.finFlags(), nil, 0) {
+		s.finOut()
 	}
-	if c.closeDue && c.finSent && !c.closeSent && c.txRoom() > 0 {
-		c.closeSent = c.sendFrameLocked(frameClose, 0, nil, 0)
+	if s.sendClose() && c.txRoom() > 0 && c.sendFrameLocked(frameClose, 0, nil, 0) {
+		s.closeOut()
 	}
 	if c.creditDue() && c.txRoom() > 0 {
 		c.sendFrameLocked(frameCredit, 0, nil, 0)
