@@ -40,20 +40,6 @@ func newTestCQ(t *testing.T, a *Adapter) nd.CompletionQueue {
 	return cq
 }
 
-// newTestEndpoint returns an endpoint on a new connector of a, with
-// receives inbound entries and one outbound, one SGE each.
-func newTestEndpoint(t *testing.T, a *Adapter, in, out nd.CompletionQueue, receives int) nd.Endpoint {
-	c, err := a.CreateConnector()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := c.CreateEndpoint(in, out, nd.EndpointLimits{InboundEntries: receives, OutboundEntries: 1, InboundSGE: 1, OutboundSGE: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
-}
-
 // newAttachedEndpoint returns an endpoint on a new connector of a, using
 // cq for both directions, with receives inbound and outbound entries of
 // one SGE each, attached to link and ready for posts.
