@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/godirect/nd/internal/leakcount"
 )
 
 // LeakSnapshot is what CheckLeaks compares against: the goroutines running
@@ -16,43 +18,9 @@ type LeakSnapshot struct {
 	Descriptors int
 }
 
-// leakMarkers are the packages whose goroutines count: a provider's or the
-// engine's goroutine left behind is a leak, the test's own are not.
-var leakMarkers = [][]byte{
-	[]byte("github.com/godirect/nd/provider/"),
-	[]byte("github.com/godirect/nd/internal/"),
-}
-
 // TakeLeakSnapshot counts what CheckLeaks watches now.
 func TakeLeakSnapshot() LeakSnapshot {
-	return LeakSnapshot{Goroutines: len(providerGoroutines()), Descriptors: openDescriptors()}
-}
-
-// providerGoroutines returns the stacks of the goroutines, other than the
-// caller's, that run provider or engine code.
-func providerGoroutines() [][]byte {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	var out [][]byte
-	for i, g := range bytes.Split(buf, []byte("\n\n")) {
-		if i == 0 {
-			continue // this goroutine
-		}
-		for _, m := range leakMarkers {
-			if bytes.Contains(g, m) {
-				out = append(out, g)
-				break
-			}
-		}
-	}
-	return out
+	return LeakSnapshot{Goroutines: len(leakcount.ProviderGoroutines()), Descriptors: openDescriptors()}
 }
 
 // openDescriptors counts /proc/self/fd, or returns -1 where there is none.
@@ -81,7 +49,7 @@ func CheckLeaks(t testing.TB, base LeakSnapshot) {
 	deadline := time.Now().Add(Timeout)
 	pause := time.Millisecond
 	for {
-		gs := providerGoroutines()
+		gs := leakcount.ProviderGoroutines()
 		fds := openDescriptors()
 		if len(gs) <= base.Goroutines && fds <= base.Descriptors {
 			return

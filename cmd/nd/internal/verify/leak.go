@@ -1,10 +1,10 @@
 package verify
 
 import (
-	"bytes"
 	"fmt"
-	"runtime"
 	"time"
+
+	"github.com/godirect/nd/internal/leakcount"
 )
 
 // usage is what a connection may leave behind: the goroutines running the
@@ -22,34 +22,9 @@ func (u usage) String() string {
 	return fmt.Sprintf("%d provider goroutines, %d sockets", u.goroutines, u.sockets)
 }
 
-// providerFrames mark a goroutine that runs a provider's or the engine's
-// code.
-var providerFrames = [][]byte{
-	[]byte("github.com/godirect/nd/provider/"),
-	[]byte("github.com/godirect/nd/internal/engine."),
-}
-
 // measure returns the process's usage now.
 func measure() usage {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	g := 0
-	for _, st := range bytes.Split(buf, []byte("\n\n")) {
-		for _, m := range providerFrames {
-			if bytes.Contains(st, m) {
-				g++
-				break
-			}
-		}
-	}
-	return usage{goroutines: g, sockets: countSockets()}
+	return usage{goroutines: len(leakcount.ProviderGoroutines()), sockets: countSockets()}
 }
 
 // settle waits, at most d, until the usage is back to base or below, and
