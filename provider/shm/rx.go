@@ -380,7 +380,7 @@ func (l *link) rxSend(ep *engine.Endpoint, rec shmring.Record) bool {
 	if len(data) > total || (rec.Aux&auxLast != 0) != (len(data) == total) {
 		return l.protocolError()
 	}
-	if rec.Aux&(auxLast|auxInvalidate) == auxLast && len(data) <= receiveNowMax {
+	if rec.Aux&(auxLast|auxInvalidate|auxAckFirst) == auxLast && len(data) <= receiveNowMax {
 		// A small Send, whole: one engine call.
 		if ep.ReceiveNow(data, rec.Aux&auxSolicited != 0) != nd.Success {
 			return false
@@ -657,19 +657,27 @@ func (l *link) placeSend(ep *engine.Endpoint, data []byte, last bool) bool {
 }
 
 // completeSend completes the Receive of the inbound Send whose bytes are
-// all placed, after the invalidation it asks for.
+// all placed, after the invalidation it asks for, and after its Ack when
+// the sender asked for that first (auxAckFirst).
 func (l *link) completeSend(ep *engine.Endpoint) bool {
-	rr, msg := l.r.recv, l.r.msg
+	rr, msg, aux := l.r.recv, l.r.msg, l.r.recvAux
 	l.r.recv = nil
 	st := nd.Success
-	if l.r.recvAux&auxInvalidate != 0 {
+	if aux&auxInvalidate != 0 {
 		st = ep.InvalidateWindow(l.r.recvToken)
 	}
-	ep.CompleteReceive(rr, l.r.recvTotal, st, l.r.recvAux&auxSolicited != 0)
+	ackFirst := st == nd.Success && aux&auxAckFirst != 0
+	if ackFirst {
+		l.handled(msg, false)
+		l.flushAck()
+	}
+	ep.CompleteReceive(rr, l.r.recvTotal, st, aux&auxSolicited != 0)
 	if st != nd.Success {
 		return false
 	}
-	l.handled(msg, l.r.recvAux&auxQuiet != 0)
+	if !ackFirst {
+		l.handled(msg, aux&auxQuiet != 0)
+	}
 	return true
 }
 

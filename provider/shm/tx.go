@@ -47,7 +47,8 @@ const (
 	auxSolicited  = 1
 	auxInvalidate = 2
 	auxLast       = 4
-	auxQuiet      = 8 // a silent Send: its sender does not wait for the Ack, which may be held back
+	auxQuiet      = 8  // a silent Send: its sender does not wait for the Ack, which may be held back
+	auxAckFirst   = 16 // a silent Send that filled its sender's queue: acknowledged before its Receive completes
 	auxByAddress  = 1
 )
 
@@ -336,10 +337,7 @@ func (l *link) encodeSend(j *job) (bool, int) {
 		typ := uint16(recSendMore)
 		if !j.started {
 			hdr, typ = sendHeader, recSend
-			aux |= sendAux(wr)
-			if j.quiet {
-				aux |= auxQuiet
-			}
+			aux |= j.sendAux()
 		}
 		b := l.reserve(typ, aux, hdr+n)
 		if b == nil {
@@ -357,15 +355,29 @@ func (l *link) encodeSend(j *job) (bool, int) {
 	return true, 0
 }
 
-// sendAux returns the aux bits that the first record of the Send wr
-// carries for its flags and operation.
-func sendAux(wr *engine.WorkRequest) uint16 {
+// sendAux returns the aux bits of the first record of the Send j. A
+// silent Send is quiet (its Ack may wait) when it left room in its
+// endpoint's outbound queue and goes through the ring. One that filled the
+// queue asks to be acknowledged before its Receive completes: the peer's
+// answer to it must not overtake the Ack, or the answer's Receive would
+// complete here while the queue entry its sender needs next is still
+// taken (an Ack handled after it in the same pass frees it too late).
+func (j *job) sendAux() uint16 {
+	wr := j.wr
 	aux := uint16(0)
 	if wr.Flags&nd.FlagSendAndSolicitEvent != 0 {
 		aux |= auxSolicited
 	}
 	if wr.Op == engine.OpSendInvalidate {
 		aux |= auxInvalidate
+	}
+	if wr.Flags&nd.FlagSilentSuccess != 0 {
+		switch {
+		case !j.quiet:
+			aux |= auxAckFirst
+		case !j.rv:
+			aux |= auxQuiet
+		}
 	}
 	return aux
 }
@@ -449,7 +461,7 @@ func (l *link) encodeRendezvous(j *job) (bool, int) {
 		}
 	}
 	n := sendHeader + k*entry
-	b := l.reserve(typ, sendAux(wr), n)
+	b := l.reserve(typ, j.sendAux(), n)
 	if b == nil {
 		return false, n
 	}
