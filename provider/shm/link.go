@@ -25,11 +25,10 @@ type link struct {
 	linkWindows
 	linkDirect
 
-	ep       atomic.Pointer[engine.Endpoint]
-	peerGone atomic.Bool // the socket hung up; the reader drains and ends
-	closed   atomic.Bool // mirrors closing, for the reader
-	rxSeen   atomic.Bool // records arrived since the watchdog last looked
-	stalls   int         // the watchdog's looks in a row that found requests waiting and nothing arrived (mu)
+	ep     atomic.Pointer[engine.Endpoint]
+	life   lifecycle   // the link's phase (lifecycle.go): moved under mu, loaded anywhere
+	rxSeen atomic.Bool // records arrived since the watchdog last looked
+	stalls int         // the watchdog's looks in a row that found requests waiting and nothing arrived (mu)
 
 	sendMu sync.Mutex // socket writes
 	sockRx sync.Mutex // socket reads: the watcher's, pullSegments'
@@ -108,13 +107,11 @@ type linkDirect struct {
 type linkShared struct {
 	mu          sync.Mutex
 	events      engine.LinkEvents
-	closing     bool
-	closeStatus nd.Status
-	started     bool
-	pvmOut      bool   // the peer reads and writes our buffers by address
-	rvOut       bool   // the peer pulls our large Sends (capSend)
-	rvLastMsg   uint64 // the last Send written as a sendRV record
-	rvLastEnd   uint64 // and where its record ends in the outbound ring
+	closeStatus nd.Status // shutdown's status (phaseClosed)
+	pvmOut      bool      // the peer reads and writes our buffers by address
+	rvOut       bool      // the peer pulls our large Sends (capSend)
+	rvLastMsg   uint64    // the last Send written as a sendRV record
+	rvLastEnd   uint64    // and where its record ends in the outbound ring
 	jobs        []job
 	jobHead     int
 	writing     bool             // the writer goroutine runs (it waits for room)
@@ -265,11 +262,10 @@ func (l *link) Attach(ep *engine.Endpoint) {
 	l.ep.Store(ep)
 	l.mu.Lock()
 	l.sendDepth = ep.OutboundEntries()
-	if l.closing || l.started {
+	if !l.life.to(phaseRunning) {
 		l.mu.Unlock()
 		return
 	}
-	l.started = true
 	l.armWatchdogLocked()
 	l.mu.Unlock()
 	if err := l.t.progress.add(l); err != nil {
@@ -281,7 +277,7 @@ func (l *link) Attach(ep *engine.Endpoint) {
 func (l *link) startWatcher() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closing {
+	if l.life.closed() {
 		return
 	}
 	l.wg.Add(1)
@@ -302,7 +298,7 @@ func (l *link) watch() {
 			(*h)(l)
 		}
 		msg, fds, err := readMessage(l.conn, buf, &l.sockRx)
-		if err == errNoDescriptors && l.isStarted() {
+		if err == errNoDescriptors && l.life.phase() != phaseSetup {
 			// A segment message whose memfd this process had no
 			// descriptor left for: the connection goes on without that
 			// mapping (copies into it take process_vm_* instead).
@@ -361,27 +357,18 @@ func (l *link) watch() {
 		}
 	}
 	l.mu.Lock()
-	started, closing := l.started, l.closing
+	draining := l.life.to(phaseDraining)
+	setup := l.life.phase() == phaseSetup
 	l.mu.Unlock()
-	if closing {
-		return
-	}
-	if started {
+	if draining {
 		// The readiness set delivers what the peer published before it
 		// went (a Terminate record among it), then ends the connection.
-		l.peerGone.Store(true)
 		l.t.progress.kick(l)
 		return
 	}
-	l.shutdown(nd.ErrConnectionAborted, true)
-}
-
-// isStarted reports whether the link's endpoint is attached (the setup is
-// over: only segment messages may come).
-func (l *link) isStarted() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.started
+	if setup {
+		l.shutdown(nd.ErrConnectionAborted, true)
+	}
 }
 
 // Close implements engine.Link.
@@ -408,10 +395,11 @@ func (l *link) shutdown(status nd.Status, notify bool) { l.shutdownTerm(status, 
 // either way. status and notify are shutdownTerm's.
 func (l *link) terminate(status nd.Status, msg uint64, termSt nd.Status, notify bool) {
 	l.mu.Lock()
-	if !l.closing && l.txErr == nil {
+	closed := l.life.closed()
+	if !closed && l.txErr == nil {
 		l.runJobsLocked()
 	}
-	if l.closing || l.txErr != nil || l.jobHead == len(l.jobs) {
+	if closed || l.txErr != nil || l.jobHead == len(l.jobs) {
 		l.mu.Unlock()
 		l.shutdownTerm(status, msg, termSt, notify)
 		return
@@ -432,12 +420,11 @@ func (l *link) terminate(status nd.Status, msg uint64, termSt nd.Status, notify 
 // it rather than the engine's Close).
 func (l *link) shutdownTerm(status nd.Status, termMsg uint64, termSt nd.Status, notify bool) {
 	l.mu.Lock()
-	if l.closing {
+	if !l.life.to(phaseClosed) {
 		l.mu.Unlock()
 		return
 	}
-	l.closing, l.closeStatus = true, status
-	l.closed.Store(true)
+	l.closeStatus = status
 	if termMsg != 0 && l.txErr == nil {
 		if b, _ := l.tx.Reserve(recTerm, 0, 12); b != nil {
 			putU64(b, termMsg)
@@ -473,7 +460,7 @@ func (l *link) cleanup() {
 	l.rxEnded = true
 	l.rx.Abandon()
 	l.rxMu.Unlock()
-	// A direct copy (Transmit) started before closed was set may still
+	// A direct copy (Transmit) started before phaseClosed may still
 	// read the peer's table and segments, which are unmapped below.
 	if ep := l.ep.Load(); ep != nil {
 		ep.WaitTransmit()
@@ -534,7 +521,7 @@ func (l *link) armWatchdogLocked() {
 		progress := l.rxSeen.Swap(false)
 		l.mu.Lock()
 		waiting := l.unconf.Len() > 0
-		if l.closing {
+		if l.life.closed() {
 			l.mu.Unlock()
 			return
 		}

@@ -278,7 +278,7 @@ func (p *progress) openLocked() error {
 func (p *progress) add(l *link) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if l.closed.Load() {
+	if l.life.closed() {
 		return nil
 	}
 	if err := p.openLocked(); err != nil {

@@ -63,7 +63,7 @@ func (l *link) pollRx(app bool) bool {
 	moved := false
 	// The ring is mapped while rxEnded is false under rxMu. An idle link
 	// (nothing to read, no Ack held back, not armed) is left as it is.
-	if l.armed || l.r.unacked > 0 || l.peerGone.Load() || l.rxEnded || l.rx.Unconsumed() {
+	if l.armed || l.r.unacked > 0 || l.life.phase() == phaseDraining || l.rxEnded || l.rx.Unconsumed() {
 		moved, _ = l.serveHotLocked(app, -1)
 	}
 	l.rxMu.Unlock()
@@ -103,7 +103,7 @@ func (l *link) serveHotLocked(app bool, armAfter int) (moved, hot bool) {
 	}
 	// The peer published everything it will before the hang-up was seen:
 	// once the ring is empty after that, the connection ends.
-	gone := l.peerGone.Load()
+	gone := l.life.phase() == phaseDraining
 	n, ok := l.consumeLocked(l.ep.Load(), app)
 	if !ok {
 		return n > 0, false
@@ -138,7 +138,7 @@ func (l *link) armRx() bool {
 	if l.rxEnded || l.rxStop {
 		return true
 	}
-	if l.peerGone.Load() {
+	if l.life.phase() == phaseDraining {
 		return false
 	}
 	return l.armLocked()
@@ -202,7 +202,7 @@ func (l *link) consumeRecordsLocked(ep *engine.Endpoint, app bool) (int, bool) {
 			}
 			return n, true
 		}
-		if l.closed.Load() {
+		if l.life.closed() {
 			l.rxStop = true
 			return n, false
 		}
@@ -269,7 +269,7 @@ func (l *link) refuse(msg uint64, st nd.Status) bool {
 func (l *link) protectReadResponses(mem []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.readResps == 0 || l.closing || len(mem) == 0 {
+	if l.readResps == 0 || l.life.closed() || len(mem) == 0 {
 		return
 	}
 	l.runJobsLocked()
@@ -485,7 +485,7 @@ func (l *link) queueReadResponse(msg uint64, mem []byte, token uint32, addr uint
 	// peer's engine keeps at most its ORD Reads outstanding, and
 	// each stays so until the Ack that follows its response.
 	l.mu.Lock()
-	if length > 0 && !l.closing {
+	if length > 0 && !l.life.closed() {
 		if l.maxResps >= 0 && l.readResps >= l.maxResps {
 			l.mu.Unlock()
 			return l.protocolError()

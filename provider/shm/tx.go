@@ -117,7 +117,7 @@ func (l *link) Transmit(wr *engine.WorkRequest) (bool, nd.Status) {
 		}
 	}
 	l.mu.Lock()
-	if l.closing {
+	if l.life.closed() {
 		l.mu.Unlock()
 		return true, nd.ErrCanceled
 	}
@@ -165,7 +165,7 @@ func (l *link) rendezvous(wr *engine.WorkRequest) bool {
 // writer goroutine has them, and starts the writer for the rest: it runs
 // only while jobs wait for room.
 func (l *link) kickLocked() {
-	if l.writing || l.closing {
+	if l.writing || l.life.closed() {
 		return
 	}
 	l.runJobsLocked()
@@ -529,7 +529,7 @@ func (l *link) writeLoop() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for {
-		if l.closing {
+		if l.life.closed() {
 			l.writing = false
 			return
 		}
@@ -571,7 +571,7 @@ func (l *link) writeLoop() {
 // queueAckLocked acknowledges every inbound message up to upTo, after the
 // jobs already queued (a Read response through the ring).
 func (l *link) queueAckLocked(upTo uint64) {
-	if l.closing {
+	if l.life.closed() {
 		return
 	}
 	if n := len(l.jobs); n > l.jobHead && l.jobs[n-1].kind == jobAck && n-1 > l.jobHead {

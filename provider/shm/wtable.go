@@ -150,7 +150,7 @@ func (l *link) WindowBound(token uint32, base uint64, buf []byte, rights nd.Flag
 	}
 	t := &l.pub
 	t.mu.Lock()
-	if t.mem == nil || l.closed.Load() {
+	if t.mem == nil || l.life.closed() {
 		t.mu.Unlock()
 		return
 	}
@@ -346,7 +346,7 @@ func (l *link) direct(wr *engine.WorkRequest) bool {
 	}
 	if !l.txQuiet {
 		l.mu.Lock()
-		l.txQuiet = !l.closing && l.unconf.Len() == 0
+		l.txQuiet = !l.life.closed() && l.unconf.Len() == 0
 		l.mu.Unlock()
 		if !l.txQuiet {
 			return false
@@ -355,7 +355,7 @@ func (l *link) direct(wr *engine.WorkRequest) bool {
 	// shutdown sets closed before cleanup waits for the endpoint's
 	// Transmit to end (engine.Endpoint.WaitTransmit): either this sees
 	// closed and does not copy, or cleanup waits for this copy.
-	return !l.closed.Load() && l.directCopy(wr)
+	return !l.life.closed() && l.directCopy(wr)
 }
 
 // directCopy finds wr's window in the peer's table and copies under the
