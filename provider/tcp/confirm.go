@@ -84,7 +84,7 @@ func (l *link) silentExpired() {
 	l.mu.Lock()
 	l.silentArmed = false
 	l.silentDue = l.sentSeq > l.coveredSeq
-	due := !l.closing && l.confirmDueLocked()
+	due := l.phase != phaseClosed && l.confirmDueLocked()
 	l.mu.Unlock()
 	if due {
 		l.wakeWriter()

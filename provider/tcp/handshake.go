@@ -281,16 +281,17 @@ func (l *link) Accept(ird, ord int, privateData []byte) error {
 	if err != nil {
 		return nd.ErrInvalidBufferSize
 	}
+	next := phaseAwaitFirst
+	if rep.PeerToPeer {
+		next = phaseAwaitRTR
+	}
 	l.mu.Lock()
-	if l.closing {
+	if !l.phase.to(next) { // nothing leaves before the first inbound FPDU
 		l.mu.Unlock()
 		return nd.ErrConnectionAborted
 	}
 	l.crc = rep.CRC
 	l.ourIRD = readRoom(int(rep.IRD), l.godirect)
-	l.replied = true
-	l.awaitRTR = rep.PeerToPeer
-	l.holdTx = true // nothing leaves before the first inbound FPDU
 	if rep.PeerToPeer {
 		l.rtrTimer = time.AfterFunc(l.t.p.cfg.HandshakeTimeout, l.rtrExpired)
 	}
@@ -309,7 +310,7 @@ func (l *link) Accept(ird, ord int, privateData []byte) error {
 		// connected once the reply is out; our first frames wait for its
 		// first one or for the reply's delivery (reply_delivery.go).
 		l.mu.Lock()
-		if !l.closing && l.holdTx {
+		if l.phase == phaseAwaitFirst {
 			l.armReplyDeliveryLocked()
 		}
 		l.mu.Unlock()
@@ -322,7 +323,7 @@ func (l *link) Accept(ird, ord int, privateData []byte) error {
 // not come within HandshakeTimeout of the reply.
 func (l *link) rtrExpired() {
 	l.mu.Lock()
-	waiting := l.awaitRTR && !l.closing
+	waiting := l.phase == phaseAwaitRTR
 	l.mu.Unlock()
 	if waiting {
 		l.shutdown(nd.ErrIOTimeout, nil, true)
@@ -351,7 +352,7 @@ func (l *link) Reject(privateData []byte) error {
 // the chosen ready-to-receive frame first.
 func (l *link) Ready() error {
 	l.mu.Lock()
-	if l.closing {
+	if !l.phase.to(phaseRunning) {
 		l.mu.Unlock()
 		return nd.ErrConnectionAborted
 	}

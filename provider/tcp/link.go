@@ -107,14 +107,11 @@ type linkShared struct {
 	mu            sync.Mutex
 	wake          chan struct{} // the writer's doorbell
 	events        engine.LinkEvents
-	closing       bool
+	phase         linkPhase // the link's life (lifecycle.go)
 	closeStatus   nd.Status
 	term          *iwarp.Terminate // to send before closing
-	replied       bool             // passive: the MPA reply is out
-	awaitRTR      bool             // passive: waiting for the peer's ready-to-receive frame
-	holdTx        bool             // passive: nothing leaves before the first inbound FPDU (or the reply's delivery: reply_delivery.go)
-	writerStarted bool
-	rtrSent       bool // active: the ready-to-receive frame is written (or encoded for the socket)
+	writerStarted bool             // the writer goroutine runs (set once)
+	rtrSent       bool             // active: the ready-to-receive frame is written (or encoded for the socket; set once)
 	tailPending   bool
 	jobs          []job
 	inboundReads  int // Read Requests accepted and not yet answered
@@ -259,7 +256,7 @@ func (l *link) Attach(ep *engine.Endpoint) { l.ep.Store(ep) }
 // take, the writer finishes).
 func (l *link) Transmit(wr *engine.WorkRequest) (bool, nd.Status) {
 	l.mu.Lock()
-	if l.closing {
+	if l.phase == phaseClosed {
 		l.mu.Unlock()
 		return true, nd.ErrCanceled
 	}
@@ -288,7 +285,7 @@ func (l *link) wakeWriter() {
 func (l *link) startWriter() {
 	l.setConfirm()
 	l.mu.Lock()
-	if l.writerStarted || l.closing {
+	if l.writerStarted || l.phase == phaseClosed {
 		l.mu.Unlock()
 		return
 	}
@@ -308,7 +305,7 @@ func (l *link) checkProgress(last uint64, waited bool) {
 	now := l.framesIn.Load()
 	l.mu.Lock()
 	waiting := l.orq.Len() > 0 || l.unconfirmed.Len() > 0
-	closing := l.closing
+	closing := l.phase == phaseClosed
 	l.mu.Unlock()
 	if closing {
 		return
@@ -318,7 +315,7 @@ func (l *link) checkProgress(last uint64, waited bool) {
 		return
 	}
 	l.mu.Lock()
-	if !l.closing {
+	if l.phase != phaseClosed {
 		l.watchdog = time.AfterFunc(l.t.p.cfg.ResponseTimeout, func() { l.checkProgress(now, waiting) })
 	}
 	l.mu.Unlock()
@@ -370,11 +367,11 @@ func (l *link) expectDone() {
 // peer or the network ended it).
 func (l *link) shutdown(status nd.Status, term *iwarp.Terminate, notify bool) {
 	l.mu.Lock()
-	if l.closing {
+	if !l.phase.to(phaseClosed) {
 		l.mu.Unlock()
 		return
 	}
-	l.closing, l.closeStatus, l.term = true, status, term
+	l.closeStatus, l.term = status, term
 	l.logTerminate("Terminate sent", term, status)
 	writer := l.writerStarted
 	events := l.events

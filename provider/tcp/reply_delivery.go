@@ -16,7 +16,7 @@ import (
 // asking for 4 bytes more (siw_recv_mpa_rr) and ends the connection if any
 // came.
 //
-// So the link's frames wait (holdTx) until the first of:
+// So the link's frames wait (phaseAwaitFirst) until the first of:
 //   - the peer's first FPDU arrived (firstInbound): the peer is past its
 //     handshake;
 //   - the peer's TCP acknowledged every byte the link wrote, the reply
@@ -48,7 +48,7 @@ func (l *link) armReplyDeliveryLocked() {
 	var acked time.Time // when the peer was seen to have acknowledged all
 	check := func() {
 		l.mu.Lock()
-		held := l.holdTx && !l.closing
+		held := l.phase == phaseAwaitFirst
 		l.mu.Unlock()
 		if !held {
 			return
@@ -74,7 +74,7 @@ func (l *link) armReplyDeliveryLocked() {
 		}
 		delay = next
 		l.mu.Lock()
-		if l.holdTx && !l.closing {
+		if l.phase == phaseAwaitFirst {
 			l.replyTimer.Reset(next)
 		}
 		l.mu.Unlock()
@@ -99,8 +99,7 @@ func (l *link) unacked() (int, error) {
 // releaseHold lets the link's frames leave before the peer's first FPDU.
 func (l *link) releaseHold() {
 	l.mu.Lock()
-	held := l.holdTx && !l.closing
-	l.holdTx = false
+	held := l.phase == phaseAwaitFirst && l.phase.to(phaseRunning)
 	l.mu.Unlock()
 	if held {
 		l.wakeWriter()

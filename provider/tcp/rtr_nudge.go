@@ -38,7 +38,7 @@ func (l *link) armRTRNudgeLocked() {
 	delay, left := rtrNudgeFirst, rtrNudges
 	fire := func() {
 		l.mu.Lock()
-		if l.closing || l.framesIn.Load() != start || left == 0 {
+		if l.phase == phaseClosed || l.framesIn.Load() != start || left == 0 {
 			l.mu.Unlock()
 			return
 		}

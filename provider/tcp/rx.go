@@ -412,9 +412,10 @@ func (l *link) beginFPDU(rs *readerState) error {
 // the frames held back until the active side spoke.
 func (l *link) firstInbound(h *iwarp.FPDUHeader, plen int) error {
 	l.mu.Lock()
-	awaiting := l.awaitRTR
-	l.awaitRTR = false
-	l.holdTx = false
+	awaiting := l.phase == phaseAwaitRTR
+	if l.phase.holding() {
+		l.phase.to(phaseRunning)
+	}
 	events, rtrTimer := l.events, l.rtrTimer
 	l.mu.Unlock()
 	l.wakeWriter()

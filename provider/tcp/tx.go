@@ -212,12 +212,12 @@ func (l *link) writeLoop() {
 	}
 	for {
 		l.mu.Lock()
-		for !l.closing && (l.holdTx || (len(l.jobs) == 0 && !l.confirmDueLocked() && !l.tailPending)) {
+		for l.phase != phaseClosed && (l.phase.holding() || (len(l.jobs) == 0 && !l.confirmDueLocked() && !l.tailPending)) {
 			l.mu.Unlock()
 			<-l.wake
 			l.mu.Lock()
 		}
-		closing := l.closing
+		closing := l.phase == phaseClosed
 		l.mu.Unlock()
 		l.txMu.Lock()
 		if closing {
@@ -361,7 +361,7 @@ func (l *link) sendFailed() {
 // writer runs, nothing holds transmission back, no inline send is half out,
 // and the batch is small. l.mu held.
 func (l *link) inlineOKLocked() bool {
-	if l.closing || l.holdTx || !l.writerStarted || l.tailPending || len(l.jobs) > inlineJobs {
+	if l.phase != phaseRunning || !l.writerStarted || l.tailPending || len(l.jobs) > inlineJobs {
 		return false
 	}
 	n := 0
