@@ -47,10 +47,10 @@ func hookLinks(t *testing.T, p *Provider) *captureLinks {
 		}
 		return false
 	}
-	testHookReader.Store(&h)
+	restore := updateSeams(func(s *testSeams) { s.onReader = h })
 	t.Cleanup(func() {
 		c.resume()
-		testHookReader.Store(nil)
+		restore()
 	})
 	return c
 }
@@ -378,10 +378,10 @@ func holdWatchers(t *testing.T, p *Provider, active bool) {
 			<-release
 		}
 	}
-	testHookWatch.Store(&h)
+	restore := updateSeams(func(s *testSeams) { s.onWatch = h })
 	t.Cleanup(func() {
 		close(release)
-		testHookWatch.Store(nil)
+		restore()
 	})
 }
 

@@ -17,16 +17,12 @@ func MappedCount(p *Provider) uint64 { return p.t.rvMapped.Load() }
 
 // SetProbeOff makes every connection's probe of its peer fail (true) or
 // work again, as if the kernel refused process_vm_readv.
-func SetProbeOff(off bool) { testProbeOff.Store(off) }
+func SetProbeOff(off bool) { updateSeams(func(s *testSeams) { s.noProbe = off }) }
 
 // SetWatchdogHook makes every watchdog of the process call f when it looks,
 // before it looks; nil removes it.
 func SetWatchdogHook(f func()) {
-	if f == nil {
-		testHookWatchdog.Store(nil)
-		return
-	}
-	testHookWatchdog.Store(&f)
+	updateSeams(func(s *testSeams) { s.onWatchdog = f })
 }
 
 // ProcessMemoryError says why this process cannot copy against another's

@@ -736,8 +736,7 @@ func TestRendezvousTeardownWaitsForPull(t *testing.T) {
 			waiting.Store(true)
 		}
 	}
-	testHookUnread.Store(&h)
-	t.Cleanup(func() { testHookUnread.Store(nil) })
+	t.Cleanup(updateSeams(func(s *testSeams) { s.onUnread = h }))
 	const size = 200 << 10
 	sbuf := make([]byte, size)
 	for i := range sbuf {

@@ -239,7 +239,7 @@ func (l *link) Ready() error {
 // on them.
 func (l *link) probeCaps() byte {
 	auto := l.t.p.cfg.OneSided == OneSidedAuto
-	if !auto && l.rvMin == 0 || testProbeOff.Load() || probePeer(l.pid, l.peerProbeAddr, l.peerProbe[:]) != nil {
+	if !auto && l.rvMin == 0 || probeOffForTest() || probePeer(l.pid, l.peerProbeAddr, l.peerProbe[:]) != nil {
 		return 0
 	}
 	var caps byte
@@ -284,18 +284,14 @@ func (l *link) startWatcher() {
 	go l.watch()
 }
 
-// testHookWatch, if set, is called by every watcher before it reads a
-// setup message.
-var testHookWatch atomic.Pointer[func(*link)]
-
 // watch reads setup messages until the socket hangs up, then lets the
 // reader drain the ring and end the connection.
 func (l *link) watch() {
 	defer l.wg.Done()
 	buf := make([]byte, maxMessage+maxTrailer)
 	for {
-		if h := testHookWatch.Load(); h != nil {
-			(*h)(l)
+		if s := currentSeams(); s != nil {
+			s.watcherReads(l)
 		}
 		msg, fds, err := readMessage(l.conn, buf, &l.sockRx)
 		if err == errNoDescriptors && l.life.phase() != phaseSetup {
@@ -504,10 +500,6 @@ func (l *link) cleanup() {
 	l.releaseSys()
 }
 
-// testHookWatchdog, if set, is called when a watchdog looks, before it
-// looks.
-var testHookWatchdog atomic.Pointer[func()]
-
 // armWatchdogLocked checks, every ResponseTimeout, that requests waiting
 // for the peer see it make progress; a peer that stopped without dying
 // ends the connection with ErrIOTimeout. A connection ends only after two
@@ -515,8 +507,8 @@ var testHookWatchdog atomic.Pointer[func()]
 // request posted just before a look has not waited ResponseTimeout yet.
 func (l *link) armWatchdogLocked() {
 	l.watchdog = time.AfterFunc(l.t.p.cfg.ResponseTimeout, func() {
-		if h := testHookWatchdog.Load(); h != nil {
-			(*h)()
+		if s := currentSeams(); s != nil {
+			s.watchdogLooks()
 		}
 		progress := l.rxSeen.Swap(false)
 		l.mu.Lock()
@@ -539,7 +531,3 @@ func (l *link) armWatchdogLocked() {
 		l.shutdown(nd.ErrIOTimeout, true)
 	})
 }
-
-// testHookUnread, if set, is called when cleanup starts waiting for the
-// peer to be done with Sends by rendezvous.
-var testHookUnread atomic.Pointer[func(*link)]

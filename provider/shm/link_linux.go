@@ -18,8 +18,8 @@ import (
 // gets wrong bytes into its own Receive). A peer whose wedging timed the
 // connection out (ND_IO_TIMEOUT) is not waited for again.
 func (l *link) waitUnread(end uint64) {
-	if h := testHookUnread.Load(); h != nil {
-		(*h)(l)
+	if s := currentSeams(); s != nil {
+		s.unreadWait(l)
 	}
 	pidfd, err := unix.PidfdOpen(l.pid, 0)
 	if err == unix.ESRCH {

@@ -11,8 +11,8 @@ import "time"
 // ResponseTimeout passed. It looks every millisecond: these systems have
 // no descriptor that turns readable when a process exits (Linux's pidfd).
 func (l *link) waitUnread(end uint64) {
-	if h := testHookUnread.Load(); h != nil {
-		(*h)(l)
+	if s := currentSeams(); s != nil {
+		s.unreadWait(l)
 	}
 	deadline := time.Now().Add(l.t.p.cfg.ResponseTimeout)
 	for {

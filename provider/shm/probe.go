@@ -2,10 +2,7 @@
 
 package shm
 
-import (
-	"crypto/rand"
-	"sync/atomic"
-)
+import "crypto/rand"
 
 // The probe: each side names a 16-byte buffer of random bytes in its
 // handshake message; the peer reads it with process_vm_readv
@@ -17,10 +14,6 @@ var probe = func() *[16]byte {
 	rand.Read(b[:])
 	return b
 }()
-
-// testProbeOff makes every connection's probe of its peer fail, as if the
-// kernel refused process_vm_readv (tests of the ring fallback).
-var testProbeOff atomic.Bool
 
 // probeAddr returns the address of this process's probe buffer.
 func probeAddr() uint64 { return addrOf(probe[:]) }

@@ -37,16 +37,11 @@ type readerState struct {
 	idle      int                  // passes that found the ring empty since the last record
 }
 
-// testHookReader, if set, is called by every poller before it consumes a
-// link's ring; true leaves the ring alone this time (tests stop a target's
-// consumer with it).
-var testHookReader atomic.Pointer[func(*link) bool]
-
 // lockRx takes rxMu for a poller of l's ring. It reports false, and leaves
-// the ring alone, when another poller holds it or testHookReader keeps
-// pollers off l.
+// the ring alone, when another poller holds it or a test's seams keep
+// pollers off l (holdReader).
 func (l *link) lockRx() bool {
-	if h := testHookReader.Load(); h != nil && (*h)(l) {
+	if s := installedSeams.Load(); s != nil && (*s).holdReader(l) {
 		return false
 	}
 	return l.rxMu.TryLock()

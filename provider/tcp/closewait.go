@@ -8,11 +8,6 @@ import "context"
 // finOut is closed once they are handed to the kernel, which sends them
 // whether or not the process lives on.
 
-// testLinkClosing, when set by a test before a link is made, is what the
-// link's writer calls before it sends the last frames and closes its side
-// of the stream.
-var testLinkClosing func(active bool)
-
 // finished records that the link's end is handed to the kernel; it is
 // called once, by whoever closed the sending side.
 func (l *link) finished() { close(l.finOut) }

@@ -49,8 +49,7 @@ func WatchLinks(t interface{ Cleanup(func()) }) func() []LinkInfo {
 		links = append(links, l)
 		mu.Unlock()
 	}
-	testLinkMade.Store(&made)
-	t.Cleanup(func() { testLinkMade.Store(nil) })
+	installSeams(t, func(s *testSeams) { s.onLinkMade = made })
 	return func() []LinkInfo {
 		mu.Lock()
 		defer mu.Unlock()
@@ -74,8 +73,7 @@ func WatchLinks(t interface{ Cleanup(func()) }) func() []LinkInfo {
 // reader's first buffer, as under BBR: long payloads are read straight
 // into place.
 func KeepFirstBuffer(t interface{ Cleanup(func()) }) {
-	testKeepFirstBuffer = true
-	t.Cleanup(func() { testKeepFirstBuffer = false })
+	installSeams(t, func(s *testSeams) { s.keepFirst = true })
 }
 
 // PollsMoveBytes reports whether the application's polls move the links'
@@ -92,8 +90,7 @@ const RawIO = rawIO
 // Disconnect (nd.Success) or a local failure (any other status, which
 // sends a Terminate) right after CompleteConnect would.
 func CloseAsWriterStarts(t interface{ Cleanup(func()) }, status nd.Status) {
-	testWriterStarts = func(l *link) { l.Close(status) }
-	t.Cleanup(func() { testWriterStarts = nil })
+	installSeams(t, func(s *testSeams) { s.onWriterStarts = func(l *link) { l.Close(status) } })
 }
 
 // SetRTRNudge sets the wait before the first ready-to-receive nudge and how
@@ -108,8 +105,7 @@ func SetRTRNudge(t interface{ Cleanup(func()) }, first time.Duration, n int) {
 // hold (with the link's side) before it sends the link's last frames and
 // closes its side of the stream.
 func HoldClosing(t interface{ Cleanup(func()) }, hold func(active bool)) {
-	testLinkClosing = hold
-	t.Cleanup(func() { testLinkClosing = nil })
+	installSeams(t, func(s *testSeams) { s.onClosing = hold })
 }
 
 // SetRequestOrderGrace sets how long a connection request waits for the one
@@ -131,8 +127,7 @@ func OnFirstInlineBatch(t interface{ Cleanup(func()) }, f func(held func() bool)
 			once.Do(func() { f(l.txDeferred.Load) })
 		}
 	}
-	testBatchTaken.Store(&hook)
-	t.Cleanup(func() { testBatchTaken.Store(nil) })
+	installSeams(t, func(s *testSeams) { s.onBatchTaken = hook })
 }
 
 // SetMonotime replaces the clock of the receive pause (monotime) with now
@@ -168,8 +163,9 @@ const ReceivePause = receivePause
 // socket's own), and settle and blind replace replySettle and replyBlind.
 func SetReplyDelivery(t interface{ Cleanup(func()) }, unacked func() (int, error), settle, blind time.Duration) {
 	oldSettle, oldBlind := replySettle, replyBlind
-	testUnacked, replySettle, replyBlind = unacked, settle, blind
-	t.Cleanup(func() { testUnacked, replySettle, replyBlind = nil, oldSettle, oldBlind })
+	installSeams(t, func(s *testSeams) { s.onUnacked = unacked })
+	replySettle, replyBlind = settle, blind
+	t.Cleanup(func() { replySettle, replyBlind = oldSettle, oldBlind })
 }
 
 // ErrUnackedUnknown is what a socket that does not report unacknowledged

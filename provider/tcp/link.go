@@ -37,10 +37,11 @@ type link struct {
 	wg sync.WaitGroup // the handshake goroutine, the writer, and (perLink) the reader
 
 	// finOut is closed once the link's end (its last frames, the end of
-	// its stream) is handed to the kernel (closewait.go). closingHook is
-	// testLinkClosing when the link was made.
-	finOut      chan struct{}
-	closingHook func(active bool)
+	// its stream) is handed to the kernel (closewait.go).
+	finOut chan struct{}
+	// seams: a test's, installed when the link was made (seams.go); nil
+	// in production.
+	seams linkSeams
 }
 
 // linkSetup is what newLink and then the handshake set, before the reader
@@ -196,29 +197,16 @@ type sentEntry struct {
 	msn uint32 // Sends: the message's MSN
 }
 
-// Test seams, set by tests before the links they concern are made:
-// testLinkMade sees every link made (atomic: a link of an earlier test's
-// provider may still be made while a test sets it); testKeepFirstBuffer keeps every
-// reader's first buffer (the direct reads of long payloads);
-// testWriterStarts runs on each writer goroutine before its first batch;
-// testBatchTaken runs when a send took its batch of jobs (tx.go).
-var (
-	testLinkMade        atomic.Pointer[func(*link)]
-	testKeepFirstBuffer bool
-	testWriterStarts    func(*link)
-	testBatchTaken      atomic.Pointer[func(l *link, inline bool)]
-)
-
 func newLink(t *transport, c *net.TCPConn, active bool) *link {
 	l := &link{}
 	l.t, l.conn, l.active = t, c, active
 	l.wake, l.rxDone, l.slot = make(chan struct{}, 1), make(chan struct{}), -1
-	l.finOut, l.closingHook = make(chan struct{}), testLinkClosing
+	l.finOut, l.seams = make(chan struct{}), currentSeams()
 	l.sock = newSocket(c)
 	l.br = newRxBuffer(l.sock, rxBufferSize)
-	l.rxGrows = bulkBufferSuits(c) && !testKeepFirstBuffer
-	if f := testLinkMade.Load(); f != nil {
-		(*f)(l)
+	l.rxGrows = bulkBufferSuits(c) && (l.seams == nil || !l.seams.keepFirstBuffer())
+	if l.seams != nil {
+		l.seams.linkMade(l)
 	}
 	l.snd = newSender(l)
 	l.deferTimer = time.AfterFunc(time.Hour, l.deferExpired)

@@ -42,8 +42,13 @@ func (l *link) armReplyDeliveryLocked() {
 	written := time.Now()
 	delay, pollMax, settle, blind := replyPollFirst, replyPollMax, replySettle, replyBlind
 	unacked := l.unacked
-	if testUnacked != nil {
-		unacked = testUnacked
+	if s := l.seams; s != nil {
+		unacked = func() (int, error) {
+			if n, err, ok := s.unacked(); ok {
+				return n, err
+			}
+			return l.unacked()
+		}
 	}
 	var acked time.Time // when the peer was seen to have acknowledged all
 	check := func() {
@@ -105,10 +110,6 @@ func (l *link) releaseHold() {
 		l.wakeWriter()
 	}
 }
-
-// testUnacked, when set by a test before a link's reply is written, stands
-// in for the socket's count of unacknowledged bytes.
-var testUnacked func() (int, error)
 
 // errUnackedUnknown: the socket does not tell what the peer acknowledged.
 var errUnackedUnknown = errors.New("tcp: the socket does not report unacknowledged bytes")

@@ -207,8 +207,8 @@ type writerState struct {
 // writeLoop sends queued jobs until the link closes.
 func (l *link) writeLoop() {
 	defer l.wg.Done()
-	if testWriterStarts != nil {
-		testWriterStarts(l)
+	if l.seams != nil {
+		l.seams.writerStarts(l)
 	}
 	for {
 		l.mu.Lock()
@@ -233,8 +233,8 @@ func (l *link) writeLoop() {
 // writerClose finishes what is half sent, sends the Terminate (if any) and
 // closes the sending side; txMu held.
 func (l *link) writerClose() {
-	if l.closingHook != nil {
-		l.closingHook(l.active)
+	if l.seams != nil {
+		l.seams.closing(l.active)
 	}
 	st := nd.Success
 	if len(l.tail) > 0 {
@@ -304,8 +304,8 @@ func (l *link) transmitLocked(inline bool) bool {
 	batch := l.jobs
 	l.jobs, l.txBatch = l.txBatch[:0], batch
 	l.mu.Unlock()
-	if f := testBatchTaken.Load(); f != nil {
-		(*f)(l, inline)
+	if p := installedSeams.Load(); p != nil {
+		(*p).batchTaken(l, inline)
 	}
 	raceAcquire()
 	s.inline = inline

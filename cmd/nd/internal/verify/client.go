@@ -31,11 +31,17 @@ type clientSide struct {
 	counts   [nOps]int     // messages verified, by kind
 }
 
-// testCorrupt, when a test sets it, may change the bytes of message seq
-// of kind o after the client filled them and before it posts it (for a
-// Read: after the Read completed, before the check), as a path that
-// corrupts data would.
-var testCorrupt func(o op, seq uint64, b []byte)
+// messageSeam is what a test may install to change the bytes of message
+// seq of kind o after the client filled them and before it posts it (for
+// a Read: after the Read completed, before the check), as a path that
+// corrupts data would. Its implementation lives with the tests; nil in
+// production.
+type messageSeam interface {
+	alter(o op, seq uint64, b []byte)
+}
+
+// installedSeam is the test's messageSeam, or nil.
+var installedSeam messageSeam
 
 // Drive implements session.DataTool: the client's connections, one after
 // the other.
@@ -348,8 +354,8 @@ func (cs *clientSide) batch(ctx context.Context, o op, size, b int) (bool, error
 				return false, fmt.Errorf("the Read of message %d: %d bytes transferred, want %d", data[i].seq, n, size)
 			}
 			sink := cs.sinks[i]
-			if testCorrupt != nil {
-				testCorrupt(o, data[i].seq, sink[:size])
+			if installedSeam != nil {
+				installedSeam.alter(o, data[i].seq, sink[:size])
 			}
 			if at := mismatch(sink[:size], data[i].seq, cs.scratch); at >= 0 {
 				return false, fmt.Errorf("the Read of message %d (%d bytes): wrong bytes from byte %d on", data[i].seq, size, at)
@@ -377,8 +383,8 @@ func (cs *clientSide) batch(ctx context.Context, o op, size, b int) (bool, error
 // fill writes message seq's bytes into b.
 func (cs *clientSide) fill(o op, b []byte, seq uint64) {
 	pattern(b, seq)
-	if testCorrupt != nil {
-		testCorrupt(o, seq, b)
+	if installedSeam != nil {
+		installedSeam.alter(o, seq, b)
 	}
 }
 

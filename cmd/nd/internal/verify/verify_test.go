@@ -94,12 +94,8 @@ func TestCorruptionFound(t *testing.T) {
 		{opRead, "the Read of message 7 (100 bytes): wrong bytes from byte 42 on"},
 	} {
 		t.Run(tt.o.String(), func(t *testing.T) {
-			testCorrupt = func(o op, seq uint64, b []byte) {
-				if o == tt.o && seq == 7 {
-					b[42] ^= 0x10
-				}
-			}
-			defer func() { testCorrupt = nil }()
+			installedSeam = flipByte{o: tt.o, seq: 7, at: 42}
+			defer func() { installedSeam = nil }()
 			ops := map[op]string{opSend: "send", opWrite: "write", opRead: "read"}[tt.o]
 			out, err := runVerify(t, "-provider", "tcp", "-sizes", "100", "-n", "10", "-depth", "4", "-ops", ops)
 			// Both sides report; the server may report first that the
@@ -167,7 +163,7 @@ func TestLedger(t *testing.T) {
 // client reports the failure with the statuses its requests completed
 // with, and with -fail-ok that is no error.
 func TestPeerGone(t *testing.T) {
-	testCorrupt = nil
+	installedSeam = nil
 	out := &syncBuffer{}
 	c := configOf(t, out, "-provider", "tcp", "-sizes", "64K", "-D", "1m", "-fail-ok")
 	p, addrs, err := c.provider.Open()
@@ -246,5 +242,19 @@ func TestSmallerAfterLarger(t *testing.T) {
 	}
 	if want := "client: connection 1 verified 9 Sends, 9 Writes, 9 Reads"; !strings.Contains(out, want) {
 		t.Errorf("no line %q in\n%s", want, out)
+	}
+}
+
+// flipByte is a messageSeam that flips a bit of byte at of message seq of
+// kind o.
+type flipByte struct {
+	o   op
+	seq uint64
+	at  int
+}
+
+func (f flipByte) alter(o op, seq uint64, b []byte) {
+	if o == f.o && seq == f.seq {
+		b[f.at] ^= 0x10
 	}
 }
