@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/godirect/nd"
-	"github.com/godirect/nd/cmd/nd/internal/session"
+	"github.com/godirect/nd/cmd/nd/internal/datapath"
 	"github.com/godirect/nd/ndtest"
 )
 
@@ -266,8 +266,8 @@ func TestDataToolsErrors(t *testing.T) {
 			}
 		})
 	}
-	if err := session.CheckWindow(nd.AdapterInfo{MaxOutboundLength: 1 << 20, MaxRegistrationSize: 1 << 20, MaxWindowSize: 1 << 20}, 16); err != session.ErrNoInOrderDMA {
-		t.Errorf("an adapter without AdapterInOrderDMA: %v, want %v", err, session.ErrNoInOrderDMA)
+	if err := datapath.CheckWindow(nd.AdapterInfo{MaxOutboundLength: 1 << 20, MaxRegistrationSize: 1 << 20, MaxWindowSize: 1 << 20}, 16); err != datapath.ErrNoInOrderDMA {
+		t.Errorf("an adapter without AdapterInOrderDMA: %v, want %v", err, datapath.ErrNoInOrderDMA)
 	}
 }
 
@@ -275,7 +275,7 @@ func TestDataToolsErrors(t *testing.T) {
 // allocate nothing: ten times more iterations must not cost more
 // allocations.
 func TestDataToolsAllocations(t *testing.T) {
-	if testing.Short() || session.RaceBuild {
+	if testing.Short() || datapath.RaceBuild {
 		t.Skip("short, or the race detector, which allocates on its own")
 	}
 	for _, tool := range []string{"ping", "rdmaping", "rdmapingpong"} {

@@ -38,6 +38,7 @@ import (
 	"os/signal"
 	"time"
 
+	"github.com/godirect/nd/cmd/nd/internal/cli"
 	"github.com/godirect/nd/cmd/nd/internal/ndtools"
 	"github.com/godirect/nd/cmd/nd/internal/perftest"
 	"github.com/godirect/nd/cmd/nd/internal/provider"
@@ -53,7 +54,7 @@ type command struct {
 	// flags returns the command's FlagSet and the function that runs the
 	// command once the FlagSet parsed the arguments. The FlagSet's Usage
 	// prints the command's full help to the FlagSet's output.
-	flags func(stdout, stderr io.Writer) (*flag.FlagSet, session.RunFunc)
+	flags func(stdout, stderr io.Writer) (*flag.FlagSet, cli.RunFunc)
 }
 
 // commands lists the subcommands in the order "nd help" shows them.
@@ -122,7 +123,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(interrupted, *timeout)
 	defer cancel()
 	err := runCmd(ctx, fs.Args())
-	var ue session.UsageError
+	var ue cli.UsageError
 	switch {
 	case err == nil:
 		return 0
@@ -142,7 +143,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // flagSet returns the command's FlagSet with the flags every command has
 // (-timeout), the function that runs it, and the timeout's value.
-func (c *command) flagSet(stdout, stderr io.Writer) (*flag.FlagSet, session.RunFunc, *time.Duration) {
+func (c *command) flagSet(stdout, stderr io.Writer) (*flag.FlagSet, cli.RunFunc, *time.Duration) {
 	fs, runCmd := c.flags(stdout, stderr)
 	timeout := fs.Duration("timeout", 5*time.Minute,
 		"give up with an error when the command has not finished after this `duration`")

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/godirect/nd/cmd/nd/internal/datapath"
 	"github.com/godirect/nd/cmd/nd/internal/perftest"
 	"github.com/godirect/nd/cmd/nd/internal/session"
 )
@@ -413,7 +414,7 @@ func TestPerfErrors(t *testing.T) {
 // times more iterations must not cost more allocations, with one
 // connection and with three on the one completion queue of each side.
 func TestPerfAllocations(t *testing.T) {
-	if testing.Short() || session.RaceBuild {
+	if testing.Short() || datapath.RaceBuild {
 		t.Skip("short, or the race detector, which allocates on its own")
 	}
 	for _, test := range perftest.Tests {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/godirect/nd/cmd/nd/internal/session"
+	"github.com/godirect/nd/cmd/nd/internal/timing"
 )
 
 // serverLineRE matches the first line of nd pingpong with a child server
@@ -135,7 +135,7 @@ func TestPingpongTimedServerClient(t *testing.T) {
 	if code := <-served; code != 0 {
 		t.Fatalf("server: exit status %d\nstderr:\n%s", code, serverErr.String())
 	}
-	echoed := session.WarmupIterations
+	echoed := timing.WarmupIterations
 	for _, n := range counts {
 		echoed += n
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/godirect/nd/cmd/nd/internal/session"
+	"github.com/godirect/nd/cmd/nd/internal/datapath"
 )
 
 const columnLine = "      Size      Iter   Latency     CPU   Bytes/Sec"
@@ -158,7 +158,7 @@ func TestPingpongErrors(t *testing.T) {
 // TestPingpongAllocations checks that the timed loop allocates nothing:
 // 50 times more iterations must not cost more allocations.
 func TestPingpongAllocations(t *testing.T) {
-	if testing.Short() || session.RaceBuild {
+	if testing.Short() || datapath.RaceBuild {
 		// Under the race detector, which allocates on its own, a side
 		// that blocks in Notify (-spin) showed allocations per wait.
 		t.Skip("short, or the race detector, which allocates on its own")

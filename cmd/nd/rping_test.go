@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/godirect/nd/cmd/nd/internal/cli"
 	"github.com/godirect/nd/cmd/nd/internal/rping"
-	"github.com/godirect/nd/cmd/nd/internal/session"
 )
 
 // startRpingServer runs "nd rping -s" with args (and -p 0) in the
@@ -78,7 +78,7 @@ func TestRping(t *testing.T) {
 			for i, line := range lines {
 				want := make([]byte, tt.size)
 				rping.FillPing(want, i, rping.StartLetter(i))
-				if line != "ping data: "+string(session.CString(want)) {
+				if line != "ping data: "+string(cli.CString(want)) {
 					t.Errorf("client line %d = %q, want the ping data of ping %d", i, line, i)
 				}
 			}
@@ -177,10 +177,10 @@ func TestRpingSizes(t *testing.T) {
 			if err := <-served; err != nil {
 				t.Fatalf("server: %v", err)
 			}
-			want := make([]byte, session.Atoi(size))
+			want := make([]byte, cli.Atoi(size))
 			rping.FillPing(want, 2, rping.StartLetter(2))
-			if !strings.Contains(stdout, "ping data: "+string(session.CString(want))+"\n") {
-				t.Errorf("the client's output lacks ping 2's data %q:\n%s", session.CString(want), stdout)
+			if !strings.Contains(stdout, "ping data: "+string(cli.CString(want))+"\n") {
+				t.Errorf("the client's output lacks ping 2's data %q:\n%s", cli.CString(want), stdout)
 			}
 		})
 	}

@@ -13,12 +13,13 @@ import (
 	"strings"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/cmd/nd/internal/cli"
 	"github.com/godirect/nd/cmd/nd/internal/session"
 	"github.com/godirect/nd/provider/ndspi"
 )
 
 // InfoFlags defines the flags of nd info.
-func InfoFlags(stdout, stderr io.Writer) (*flag.FlagSet, session.RunFunc) {
+func InfoFlags(stdout, stderr io.Writer) (*flag.FlagSet, cli.RunFunc) {
 	fs := flag.NewFlagSet("info", flag.ContinueOnError)
 	provider := session.ProviderFlag(fs)
 	fs.Usage = func() {
@@ -34,13 +35,13 @@ func InfoFlags(stdout, stderr io.Writer) (*flag.FlagSet, session.RunFunc) {
 	}
 	return fs, func(ctx context.Context, args []string) error {
 		if len(args) > 1 {
-			return session.Usagef("too many arguments: %q", args)
+			return cli.Usagef("too many arguments: %q", args)
 		}
 		var addr netip.Addr
 		if len(args) == 1 {
 			var err error
 			if addr, err = netip.ParseAddr(args[0]); err != nil {
-				return session.Usagef("%q is not an IP address", args[0])
+				return cli.Usagef("%q is not an IP address", args[0])
 			}
 			addr = addr.Unmap()
 		}

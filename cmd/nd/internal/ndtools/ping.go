@@ -14,7 +14,9 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/godirect/nd/cmd/nd/internal/cli"
 	"github.com/godirect/nd/cmd/nd/internal/session"
+	"github.com/godirect/nd/cmd/nd/internal/timing"
 )
 
 const (
@@ -33,7 +35,7 @@ const (
 type pingConfig struct{ session.DataFlags }
 
 // PingFlags defines the flags of nd ping.
-func PingFlags(stdout, stderr io.Writer) (*flag.FlagSet, session.RunFunc) {
+func PingFlags(stdout, stderr io.Writer) (*flag.FlagSet, cli.RunFunc) {
 	fs := flag.NewFlagSet("ping", flag.ContinueOnError)
 	c := &pingConfig{}
 	c.Define(fs, pingPort, "client: Sends in flight at most (the pipeline `depth`); server: Receives posted, depth-1 of them granted as credits (at least 2)")
@@ -48,7 +50,7 @@ min(%d, 500*4MiB/size) messages per size after %d warm-up messages (-iters
 caps both); each size ends when the server acknowledged its last message.
 Latency is the elapsed time per message in microseconds, CPU the process's
 CPU time in percent of the elapsed time, Bytes/Sec the payload rate.
-`, session.OneWayIterations, session.WarmupIterations))
+`, timing.OneWayIterations, timing.WarmupIterations))
 	}
 	return fs, func(ctx context.Context, args []string) error {
 		if err := c.Parse(fs, args); err != nil {

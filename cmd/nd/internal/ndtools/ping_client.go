@@ -11,16 +11,18 @@ import (
 	"net/netip"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/cmd/nd/internal/datapath"
 	"github.com/godirect/nd/cmd/nd/internal/session"
+	"github.com/godirect/nd/cmd/nd/internal/timing"
 )
 
 // streamer is the client's data path.
 type streamer struct {
 	ep      nd.Endpoint
-	reaper  *session.Reaper
-	replies *session.ReceiveRing
+	reaper  *datapath.Reaper
+	replies *datapath.ReceiveRing
 	reply   [pingReplySize]byte // the reply being parsed
-	sends   *session.RequestRing
+	sends   *datapath.RequestRing
 	credits int
 	sendBuf []byte
 	sendMR  nd.MemoryRegion
@@ -32,10 +34,10 @@ type streamer struct {
 // Drive connects from adapter a to the server at remote, runs the warm-up
 // and the sweep, prints the table to out and disconnects.
 func (c *pingConfig) Drive(ctx context.Context, a nd.Adapter, remote netip.AddrPort, out io.Writer) error {
-	steps := session.Sweep(int(c.MaxSize), session.OneWayIterations, c.Iters)
-	warm := session.Warmups(c.Iters)
+	steps := timing.Sweep(int(c.MaxSize), timing.OneWayIterations, c.Iters)
+	warm := timing.Warmups(c.Iters)
 	// Every size, and the warm-up, ends with a sync message.
-	messages := int64(warm) + session.TotalIters(steps) + int64(len(steps)) + 1
+	messages := int64(warm) + timing.TotalIters(steps) + int64(len(steps)) + 1
 	maxSize := steps[len(steps)-1].Size
 
 	ai, err := session.QueryAdapter(a)
@@ -59,17 +61,17 @@ func (c *pingConfig) Drive(ctx context.Context, a nd.Adapter, remote netip.AddrP
 		return err
 	}
 	defer s.Close()
-	sendBuf, sendMR, err := session.Registered(ctx, a, maxSize)
+	sendBuf, sendMR, err := datapath.Registered(ctx, a, maxSize)
 	if err != nil {
 		return err
 	}
-	replyBuf, replyMR, err := session.Registered(ctx, a, pingReplies*pingReplySize)
+	replyBuf, replyMR, err := datapath.Registered(ctx, a, pingReplies*pingReplySize)
 	if err != nil {
-		session.Deregister(ctx, a, sendMR)
+		datapath.Deregister(ctx, a, sendMR)
 		return err
 	}
-	defer session.Deregister(ctx, a, sendMR, replyMR)
-	replies, err := session.NewReceiveSlots(s.EP, replyBuf, replyMR, pingReplies)
+	defer datapath.Deregister(ctx, a, sendMR, replyMR)
+	replies, err := datapath.NewReceiveSlots(s.EP, replyBuf, replyMR, pingReplies)
 	if err != nil {
 		return err
 	}
@@ -92,9 +94,9 @@ func (c *pingConfig) Drive(ctx context.Context, a nd.Adapter, remote netip.AddrP
 
 	st := &streamer{
 		ep:      s.EP,
-		reaper:  session.NewReaper(ctx, s.CQ, c.Blocking, pingReplies+c.Depth),
+		reaper:  datapath.NewReaper(ctx, s.CQ, c.Blocking, pingReplies+c.Depth),
 		replies: replies,
-		sends:   session.NewRequestRing(c.Depth),
+		sends:   datapath.NewRequestRing(c.Depth),
 		credits: credits,
 		sendBuf: sendBuf,
 		sendMR:  sendMR,
@@ -102,7 +104,7 @@ func (c *pingConfig) Drive(ctx context.Context, a nd.Adapter, remote netip.AddrP
 		sges:    c.SGEs,
 		inline:  s.EP.MaxInlineData(),
 	}
-	if err := session.MeasureSweep(out, warm, steps, 1, 1, nil, st.stream); err != nil {
+	if err := timing.MeasureSweep(out, warm, steps, 1, 1, nil, st.stream); err != nil {
 		return err
 	}
 	if err := s.Conn.Disconnect(ctx); err != nil {
@@ -116,7 +118,7 @@ func (c *pingConfig) Drive(ctx context.Context, a nd.Adapter, remote netip.AddrP
 // when size is at most the endpoint's MaxInlineData. It allocates nothing
 // unless it fails.
 func (st *streamer) stream(size, n int) error {
-	sgl := session.SendSGL(st.sgl, st.sendBuf[:size], st.sendMR, st.sges, st.inline)
+	sgl := datapath.SendSGL(st.sgl, st.sendBuf[:size], st.sendMR, st.sges, st.inline)
 	sent, synced, acked := 0, false, false
 	for !acked || st.sends.Pending > 0 {
 		for !synced && st.credits > 0 && !st.sends.Full() {
@@ -158,7 +160,7 @@ func (st *streamer) stream(size, n int) error {
 				}
 				acked = acked || rep.syncs == 1
 			default:
-				return session.ErrUnexpected
+				return datapath.ErrUnexpected
 			}
 		}
 	}

@@ -12,16 +12,17 @@ import (
 	"io"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/cmd/nd/internal/datapath"
 	"github.com/godirect/nd/cmd/nd/internal/session"
 )
 
 // sink is the server's data path.
 type sink struct {
 	ep       nd.Endpoint
-	reaper   *session.Reaper
-	recv     *session.ReceiveRing
-	replies  *session.RequestRing // the reply Sends in flight
-	replyBuf []byte               // a pingReplySize slot per reply in flight
+	reaper   *datapath.Reaper
+	recv     *datapath.ReceiveRing
+	replies  *datapath.RequestRing // the reply Sends in flight
+	replyBuf []byte                // a pingReplySize slot per reply in flight
 	replyMR  nd.MemoryRegion
 	sgl      [1]nd.SGE // the reply's scatter/gather list
 	batch    int       // credits returned at a time, half of those granted
@@ -65,19 +66,19 @@ func (c *pingConfig) Serve(ctx context.Context, a nd.Adapter, l nd.Listener, out
 		return r.Reject(err)
 	}
 	defer s.Close()
-	recvBuf, recvMR, err := session.Registered(ctx, a, h.MaxSize)
+	recvBuf, recvMR, err := datapath.Registered(ctx, a, h.MaxSize)
 	if err != nil {
 		return r.Reject(err)
 	}
-	replyBuf, replyMR, err := session.Registered(ctx, a, depth*pingReplySize)
+	replyBuf, replyMR, err := datapath.Registered(ctx, a, depth*pingReplySize)
 	if err != nil {
-		session.Deregister(ctx, a, recvMR)
+		datapath.Deregister(ctx, a, recvMR)
 		return r.Reject(err)
 	}
-	defer session.Deregister(ctx, a, recvMR, replyMR)
+	defer datapath.Deregister(ctx, a, recvMR, replyMR)
 	// The messages' bytes are not looked at: every Receive lands in the
 	// same buffer.
-	recv, err := session.NewReceiveRing(s.EP, session.SplitSGL(make([]nd.SGE, c.SGEs), recvBuf, recvMR, c.SGEs), depth)
+	recv, err := datapath.NewReceiveRing(s.EP, datapath.SplitSGL(make([]nd.SGE, c.SGEs), recvBuf, recvMR, c.SGEs), depth)
 	if err != nil {
 		return r.Reject(err)
 	}
@@ -88,9 +89,9 @@ func (c *pingConfig) Serve(ctx context.Context, a nd.Adapter, l nd.Listener, out
 
 	k := &sink{
 		ep:       s.EP,
-		reaper:   session.NewReaper(ctx, s.CQ, c.Blocking, 2*depth),
+		reaper:   datapath.NewReaper(ctx, s.CQ, c.Blocking, 2*depth),
 		recv:     recv,
-		replies:  session.NewRequestRing(depth),
+		replies:  datapath.NewRequestRing(depth),
 		replyBuf: replyBuf,
 		replyMR:  replyMR,
 		batch:    (credits + 1) / 2,
@@ -132,7 +133,7 @@ func (k *sink) receive(count int64) error {
 					k.syncs++
 				}
 			default:
-				return session.ErrUnexpected
+				return datapath.ErrUnexpected
 			}
 		}
 		if err := k.reply(); err != nil {

@@ -16,7 +16,10 @@ import (
 	"time"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/cmd/nd/internal/cli"
+	"github.com/godirect/nd/cmd/nd/internal/datapath"
 	"github.com/godirect/nd/cmd/nd/internal/session"
+	"github.com/godirect/nd/cmd/nd/internal/timing"
 )
 
 // pingpongPort is ndpingpong's default port.
@@ -44,7 +47,7 @@ type pingpongConfig struct {
 }
 
 // PingpongFlags defines the flags of nd pingpong.
-func PingpongFlags(stdout, stderr io.Writer) (*flag.FlagSet, session.RunFunc) {
+func PingpongFlags(stdout, stderr io.Writer) (*flag.FlagSet, cli.RunFunc) {
 	fs := flag.NewFlagSet("pingpong", flag.ContinueOnError)
 	c := &pingpongConfig{}
 	c.Define(fs, pingpongPort, "Receives kept posted (the endpoint's queue `depth`)")
@@ -75,7 +78,7 @@ the mean: on a shared host a few round trips that wait for a processor
 move it by several times from run to run), CPU the client process's CPU
 time in percent of the elapsed time, Bytes/Sec counts both directions over
 the elapsed time.
-`, session.WarmupIterations, defaultPingpongSeconds, session.RoundTripIterations))
+`, timing.WarmupIterations, defaultPingpongSeconds, timing.RoundTripIterations))
 	}
 	return fs, func(ctx context.Context, args []string) error {
 		if err := c.Parse(fs, args); err != nil {
@@ -97,13 +100,13 @@ func (c *pingpongConfig) parseTiming(fs *flag.FlagSet) error {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch {
 	case math.IsNaN(c.seconds) || c.seconds < 0 || c.seconds > maxPingpongSeconds:
-		return session.Usagef("-D %g: the duration must be 0 to %d seconds", c.seconds, maxPingpongSeconds)
+		return cli.Usagef("-D %g: the duration must be 0 to %d seconds", c.seconds, maxPingpongSeconds)
 	case set["D"] && set["iters"]:
-		return session.Usagef("-D and -iters exclude each other: a size runs for a time or for a number of iterations")
+		return cli.Usagef("-D and -iters exclude each other: a size runs for a time or for a number of iterations")
 	case c.inProcess && (c.Server || c.Client):
-		return session.Usagef("-in-process applies without -s and -c")
+		return cli.Usagef("-in-process applies without -s and -c")
 	case c.spin < 0:
-		return session.Usagef("-spin %v: must not be negative", c.spin)
+		return cli.Usagef("-spin %v: must not be negative", c.spin)
 	}
 	if set["iters"] {
 		c.seconds = 0
@@ -175,8 +178,8 @@ func (c *pingpongConfig) limits(a nd.Adapter, maxSize int) (nd.EndpointLimits, e
 
 // reaper returns the reaper of either side for cq: polling (-spin) or
 // blocking (-b).
-func (c *pingpongConfig) reaper(ctx context.Context, cq nd.CompletionQueue) *session.Reaper {
-	r := session.NewReaper(ctx, cq, c.Blocking, 2*c.Depth)
+func (c *pingpongConfig) reaper(ctx context.Context, cq nd.CompletionQueue) *datapath.Reaper {
+	r := datapath.NewReaper(ctx, cq, c.Blocking, 2*c.Depth)
 	r.Spin = c.spin
 	return r
 }

@@ -10,7 +10,9 @@ import (
 	"net/netip"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/cmd/nd/internal/datapath"
 	"github.com/godirect/nd/cmd/nd/internal/session"
+	"github.com/godirect/nd/cmd/nd/internal/timing"
 )
 
 // roundTimesKept is how many round trips of a size the client times one by
@@ -20,16 +22,16 @@ const roundTimesKept = 1 << 16
 // pinger is the client's data path.
 type pinger struct {
 	ep      nd.Endpoint
-	reaper  *session.Reaper
-	recv    *session.ReceiveRing
+	reaper  *datapath.Reaper
+	recv    *datapath.ReceiveRing
 	sendRes nd.Result
 	sendBuf []byte
 	sendMR  nd.MemoryRegion
 	recvBuf []byte
 	sgl     []nd.SGE // the Send's scatter/gather list, refilled per size
 	sges    int
-	inline  int                 // the endpoint's MaxInlineData
-	times   *session.RoundTimes // each round trip's time: the rows report the median
+	inline  int                // the endpoint's MaxInlineData
+	times   *timing.RoundTimes // each round trip's time: the rows report the median
 }
 
 // Drive connects from adapter a to the server at remote, runs the warm-up
@@ -37,11 +39,11 @@ type pinger struct {
 func (c *pingpongConfig) Drive(ctx context.Context, a nd.Adapter, remote netip.AddrPort, out io.Writer) error {
 	// messages is what the hello announces: every message of ndpingpong's
 	// counts, or 0 for a timed sweep, which ends with a message of 0 bytes.
-	steps := session.Schedule(int(c.MaxSize), c.Iters)
-	warm := session.Warmups(c.Iters)
-	messages := int64(warm) + session.TotalIters(steps)
+	steps := timing.Schedule(int(c.MaxSize), c.Iters)
+	warm := timing.Warmups(c.Iters)
+	messages := int64(warm) + timing.TotalIters(steps)
 	if d := c.perSize(); d > 0 {
-		steps, messages = session.TimedSweep(int(c.MaxSize), d), 0
+		steps, messages = timing.TimedSweep(int(c.MaxSize), d), 0
 	}
 	maxSize := steps[len(steps)-1].Size
 
@@ -54,19 +56,19 @@ func (c *pingpongConfig) Drive(ctx context.Context, a nd.Adapter, remote netip.A
 		return err
 	}
 	defer s.Close()
-	sendBuf, sendMR, err := session.Registered(ctx, a, maxSize)
+	sendBuf, sendMR, err := datapath.Registered(ctx, a, maxSize)
 	if err != nil {
 		return err
 	}
-	recvBuf, recvMR, err := session.Registered(ctx, a, maxSize)
+	recvBuf, recvMR, err := datapath.Registered(ctx, a, maxSize)
 	if err != nil {
-		session.Deregister(ctx, a, sendMR)
+		datapath.Deregister(ctx, a, sendMR)
 		return err
 	}
-	defer session.Deregister(ctx, a, sendMR, recvMR)
+	defer datapath.Deregister(ctx, a, sendMR, recvMR)
 
-	recvSGL := session.SplitSGL(make([]nd.SGE, c.SGEs), recvBuf, recvMR, c.SGEs)
-	recv, err := session.NewReceiveRing(s.EP, recvSGL, c.Depth)
+	recvSGL := datapath.SplitSGL(make([]nd.SGE, c.SGEs), recvBuf, recvMR, c.SGEs)
+	recv, err := datapath.NewReceiveRing(s.EP, recvSGL, c.Depth)
 	if err != nil {
 		return err
 	}
@@ -84,9 +86,9 @@ func (c *pingpongConfig) Drive(ctx context.Context, a nd.Adapter, remote netip.A
 		sgl:     make([]nd.SGE, c.SGEs),
 		sges:    c.SGEs,
 		inline:  s.EP.MaxInlineData(),
-		times:   session.NewRoundTimes(roundTimesKept),
+		times:   timing.NewRoundTimes(roundTimesKept),
 	}
-	if err := session.MeasureSweep(out, warm, steps, 2, 2, p.times, p.rounds); err != nil {
+	if err := timing.MeasureSweep(out, warm, steps, 2, 2, p.times, p.rounds); err != nil {
 		return err
 	}
 	if messages == 0 {
@@ -104,18 +106,18 @@ func (c *pingpongConfig) Drive(ctx context.Context, a nd.Adapter, remote netip.A
 // at most the endpoint's MaxInlineData. It allocates nothing unless it
 // fails.
 func (p *pinger) rounds(size, n int) error {
-	sgl := session.SendSGL(p.sgl, p.sendBuf[:size], p.sendMR, p.sges, p.inline)
+	sgl := datapath.SendSGL(p.sgl, p.sendBuf[:size], p.sendMR, p.sges, p.inline)
 	for i := range n {
 		stamp := byte(i)
 		p.sendBuf[0] = stamp
-		start := session.Now()
+		start := timing.Now()
 		if err := p.ep.Send(&p.sendRes, sgl, 0); err != nil {
 			return fmt.Errorf("iteration %d: Send: %w", i, err)
 		}
 		if err := p.await(size, stamp); err != nil {
 			return fmt.Errorf("iteration %d: %w", i, err)
 		}
-		p.times.Add(session.Since(start))
+		p.times.Add(timing.Since(start))
 	}
 	return nil
 }
@@ -147,7 +149,7 @@ func (p *pinger) await(size int, stamp byte) error {
 				}
 				echoed = true
 			default:
-				return session.ErrUnexpected
+				return datapath.ErrUnexpected
 			}
 		}
 	}

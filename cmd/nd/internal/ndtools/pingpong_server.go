@@ -10,17 +10,18 @@ import (
 	"io"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/cmd/nd/internal/datapath"
 	"github.com/godirect/nd/cmd/nd/internal/session"
 )
 
 // echoer is the server's data path.
 type echoer struct {
 	ep      nd.Endpoint
-	reaper  *session.Reaper
-	recv    *session.ReceiveRing
+	reaper  *datapath.Reaper
+	recv    *datapath.ReceiveRing
 	recvBuf []byte
 	recvMR  nd.MemoryRegion
-	sends   *session.RequestRing
+	sends   *datapath.RequestRing
 	sgl     []nd.SGE
 	sges    int
 	inline  int
@@ -47,13 +48,13 @@ func (c *pingpongConfig) Serve(ctx context.Context, a nd.Adapter, l nd.Listener,
 		return r.Reject(err)
 	}
 	defer s.Close()
-	recvBuf, recvMR, err := session.Registered(ctx, a, h.MaxSize)
+	recvBuf, recvMR, err := datapath.Registered(ctx, a, h.MaxSize)
 	if err != nil {
 		return r.Reject(err)
 	}
-	defer session.Deregister(ctx, a, recvMR)
-	recvSGL := session.SplitSGL(make([]nd.SGE, c.SGEs), recvBuf, recvMR, c.SGEs)
-	recv, err := session.NewReceiveRing(s.EP, recvSGL, c.Depth)
+	defer datapath.Deregister(ctx, a, recvMR)
+	recvSGL := datapath.SplitSGL(make([]nd.SGE, c.SGEs), recvBuf, recvMR, c.SGEs)
+	recv, err := datapath.NewReceiveRing(s.EP, recvSGL, c.Depth)
 	if err != nil {
 		return r.Reject(err)
 	}
@@ -72,7 +73,7 @@ func (c *pingpongConfig) Serve(ctx context.Context, a nd.Adapter, l nd.Listener,
 		recv:    recv,
 		recvBuf: recvBuf,
 		recvMR:  recvMR,
-		sends:   session.NewRequestRing(c.Depth),
+		sends:   datapath.NewRequestRing(c.Depth),
 		sgl:     make([]nd.SGE, c.SGEs),
 		sges:    c.SGEs,
 		inline:  s.EP.MaxInlineData(),
@@ -116,7 +117,7 @@ func (e *echoer) echo(count int64) (echoed int64, err error) {
 				}
 				echoed++
 			default:
-				return echoed, session.ErrUnexpected
+				return echoed, datapath.ErrUnexpected
 			}
 		}
 	}
@@ -134,7 +135,7 @@ func (e *echoer) send(n int) error {
 	if n <= e.inline {
 		region = nil
 	}
-	if err := e.ep.Send(e.sends.Next(), session.SplitSGL(e.sgl, e.recvBuf[:n], region, e.sges), 0); err != nil {
+	if err := e.ep.Send(e.sends.Next(), datapath.SplitSGL(e.sgl, e.recvBuf[:n], region, e.sges), 0); err != nil {
 		return fmt.Errorf("sending %d bytes: %w", n, err)
 	}
 	e.sends.Posted()

@@ -13,7 +13,10 @@ import (
 	"io"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/cmd/nd/internal/cli"
+	"github.com/godirect/nd/cmd/nd/internal/datapath"
 	"github.com/godirect/nd/cmd/nd/internal/session"
+	"github.com/godirect/nd/cmd/nd/internal/timing"
 )
 
 const (
@@ -30,7 +33,7 @@ type rdmapingConfig struct {
 }
 
 // RdmapingFlags defines the flags of nd rdmaping.
-func RdmapingFlags(stdout, stderr io.Writer) (*flag.FlagSet, session.RunFunc) {
+func RdmapingFlags(stdout, stderr io.Writer) (*flag.FlagSet, cli.RunFunc) {
 	fs := flag.NewFlagSet("rdmaping", flag.ContinueOnError)
 	c := &rdmapingConfig{}
 	c.Define(fs, rdmapingPort, "RDMA requests in flight at most (the pipeline `depth`; with -r also at most the negotiated read limit)")
@@ -50,7 +53,7 @@ the negotiated read limit. Both sides need an adapter that places Writes in
 order (AdapterInOrderDMA). The server waits in Notify whatever -b says.
 Latency is the elapsed time per request in microseconds, CPU the process's
 CPU time in percent of the elapsed time, Bytes/Sec the payload rate.
-`, session.OneWayIterations, session.WarmupIterations))
+`, timing.OneWayIterations, timing.WarmupIterations))
 	}
 	return fs, func(ctx context.Context, args []string) error {
 		if err := c.Parse(fs, args); err != nil {
@@ -58,9 +61,9 @@ CPU time in percent of the elapsed time, Bytes/Sec the payload rate.
 		}
 		switch {
 		case c.read && c.write:
-			return session.Usagef("-r and -w exclude each other")
+			return cli.Usagef("-r and -w exclude each other")
 		case c.Server && (c.read || c.write):
-			return session.Usagef("-r and -w are client flags: the server allows what the client asks for")
+			return cli.Usagef("-r and -w are client flags: the server allows what the client asks for")
 		}
 		return c.Run(ctx, c, stdout)
 	}
@@ -94,7 +97,7 @@ func (c *rdmapingConfig) Serve(ctx context.Context, a nd.Adapter, l nd.Listener,
 	if err != nil {
 		return r.Reject(err)
 	}
-	if err := session.CheckWindow(ai, h.MaxSize); err != nil {
+	if err := datapath.CheckWindow(ai, h.MaxSize); err != nil {
 		return r.Reject(fmt.Errorf("adapter %s: %w", a.Address(), err))
 	}
 	// One Receive for the final message; a Bind and a Send outbound.
@@ -109,18 +112,18 @@ func (c *rdmapingConfig) Serve(ctx context.Context, a nd.Adapter, l nd.Listener,
 		return r.Reject(err)
 	}
 	defer s.Close()
-	buf, mr, err := session.Registered(ctx, a, h.MaxSize)
+	buf, mr, err := datapath.Registered(ctx, a, h.MaxSize)
 	if err != nil {
 		return r.Reject(err)
 	}
-	defer session.Deregister(ctx, a, mr)
-	ctrl, ctrlMR, err := session.Registered(ctx, a, 2*session.WindowMsgSize)
+	defer datapath.Deregister(ctx, a, mr)
+	ctrl, ctrlMR, err := datapath.Registered(ctx, a, 2*datapath.WindowMsgSize)
 	if err != nil {
 		return r.Reject(err)
 	}
-	defer session.Deregister(ctx, a, ctrlMR)
+	defer datapath.Deregister(ctx, a, ctrlMR)
 	var bindRes, sendRes, doneRes nd.Result
-	if err := s.EP.Receive(&doneRes, []nd.SGE{{Buffer: ctrl[session.WindowMsgSize:], Region: ctrlMR}}); err != nil {
+	if err := s.EP.Receive(&doneRes, []nd.SGE{{Buffer: ctrl[datapath.WindowMsgSize:], Region: ctrlMR}}); err != nil {
 		return r.Reject(fmt.Errorf("posting Receive: %w", err))
 	}
 	if err := s.Accept(ctx, r, session.RdmapingGreeting.Welcome(nil)); err != nil {
@@ -135,13 +138,13 @@ func (c *rdmapingConfig) Serve(ctx context.Context, a nd.Adapter, l nd.Listener,
 		return err
 	}
 	defer mw.Close()
-	msg := session.WindowMsg{Desc: desc, ReadLimit: uint32(ird)}.Put(ctrl)
+	msg := datapath.WindowMsg{Desc: desc, ReadLimit: uint32(ird)}.Put(ctrl)
 	if err := s.EP.Send(&sendRes, []nd.SGE{{Buffer: msg, Region: ctrlMR}}, 0); err != nil {
 		return fmt.Errorf("sending the window: %w", err)
 	}
 	fmt.Fprintf(out, "Accepted a connection from %s: %s of up to %d bytes, %d Reads in flight\n", r.Peer, rdmaOpName(h.Arg), h.MaxSize, ird)
 	// The server has nothing to do until the client is done: it blocks.
-	rp := session.NewReaper(ctx, s.CQ, true, 4)
+	rp := datapath.NewReaper(ctx, s.CQ, true, 4)
 	if err := rp.WaitAll(&bindRes, &sendRes, &doneRes); err != nil {
 		return fmt.Errorf("client %s: waiting for the Bind, the window's Send and the final message: %w", r.Peer, err)
 	}

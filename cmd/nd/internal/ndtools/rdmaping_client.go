@@ -10,14 +10,16 @@ import (
 	"net/netip"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/cmd/nd/internal/datapath"
 	"github.com/godirect/nd/cmd/nd/internal/session"
+	"github.com/godirect/nd/cmd/nd/internal/timing"
 )
 
 // rdmaStreamer is the client's data path.
 type rdmaStreamer struct {
 	ep     nd.Endpoint
-	reaper *session.Reaper
-	ops    *session.RequestRing // the Writes or Reads in flight
+	reaper *datapath.Reaper
+	ops    *datapath.RequestRing // the Writes or Reads in flight
 	read   bool
 	remote nd.MWDescriptor
 	buf    []byte // the source of Writes, the sink of Reads
@@ -31,8 +33,8 @@ type rdmaStreamer struct {
 // and the sweep, prints the table to out, sends the final message and
 // disconnects.
 func (c *rdmapingConfig) Drive(ctx context.Context, a nd.Adapter, remote netip.AddrPort, out io.Writer) error {
-	steps := session.Sweep(int(c.MaxSize), session.OneWayIterations, c.Iters)
-	warm := session.Warmups(c.Iters)
+	steps := timing.Sweep(int(c.MaxSize), timing.OneWayIterations, c.Iters)
+	warm := timing.Warmups(c.Iters)
 	maxSize := steps[len(steps)-1].Size
 	op := uint64(rdmaOpWrite)
 	if c.read {
@@ -43,7 +45,7 @@ func (c *rdmapingConfig) Drive(ctx context.Context, a nd.Adapter, remote netip.A
 	if err != nil {
 		return err
 	}
-	if err := session.CheckWindow(ai, maxSize); err != nil {
+	if err := datapath.CheckWindow(ai, maxSize); err != nil {
 		return fmt.Errorf("adapter %s: %w", a.Address(), err)
 	}
 	// A Receive for the window; the pipeline and the final Send outbound.
@@ -62,16 +64,16 @@ func (c *rdmapingConfig) Drive(ctx context.Context, a nd.Adapter, remote netip.A
 		return err
 	}
 	defer s.Close()
-	buf, mr, err := session.Registered(ctx, a, maxSize)
+	buf, mr, err := datapath.Registered(ctx, a, maxSize)
 	if err != nil {
 		return err
 	}
-	defer session.Deregister(ctx, a, mr)
-	ctrl, ctrlMR, err := session.Registered(ctx, a, session.WindowMsgSize)
+	defer datapath.Deregister(ctx, a, mr)
+	ctrl, ctrlMR, err := datapath.Registered(ctx, a, datapath.WindowMsgSize)
 	if err != nil {
 		return err
 	}
-	defer session.Deregister(ctx, a, ctrlMR)
+	defer datapath.Deregister(ctx, a, ctrlMR)
 	var winRes, doneRes nd.Result
 	if err := s.EP.Receive(&winRes, []nd.SGE{{Buffer: ctrl, Region: ctrlMR}}); err != nil {
 		return fmt.Errorf("posting Receive: %w", err)
@@ -83,11 +85,11 @@ func (c *rdmapingConfig) Drive(ctx context.Context, a nd.Adapter, remote netip.A
 	if err != nil {
 		return err
 	}
-	rp := session.NewReaper(ctx, s.CQ, c.Blocking, c.Depth+1)
+	rp := datapath.NewReaper(ctx, s.CQ, c.Blocking, c.Depth+1)
 	if err := rp.WaitAll(&winRes); err != nil {
 		return fmt.Errorf("waiting for the server's window: %w", err)
 	}
-	win, err := session.ParseWindowMsg(ctrl[:winRes.BytesTransferred])
+	win, err := datapath.ParseWindowMsg(ctrl[:winRes.BytesTransferred])
 	if err != nil {
 		return err
 	}
@@ -106,7 +108,7 @@ func (c *rdmapingConfig) Drive(ctx context.Context, a nd.Adapter, remote netip.A
 	st := &rdmaStreamer{
 		ep:     s.EP,
 		reaper: rp,
-		ops:    session.NewRequestRing(depth),
+		ops:    datapath.NewRequestRing(depth),
 		read:   c.read,
 		remote: win.Desc,
 		buf:    buf,
@@ -115,7 +117,7 @@ func (c *rdmapingConfig) Drive(ctx context.Context, a nd.Adapter, remote netip.A
 		sges:   c.SGEs,
 		inline: s.EP.MaxInlineData(),
 	}
-	if err := session.MeasureSweep(out, warm, steps, 1, 1, nil, st.stream); err != nil {
+	if err := timing.MeasureSweep(out, warm, steps, 1, 1, nil, st.stream); err != nil {
 		return err
 	}
 	if err := s.EP.Send(&doneRes, nil, 0); err != nil {
@@ -139,7 +141,7 @@ func (st *rdmaStreamer) stream(size, n int) error {
 	if !st.read && size <= st.inline {
 		region = nil
 	}
-	sgl := session.SplitSGL(st.sgl, st.buf[:size], region, st.sges)
+	sgl := datapath.SplitSGL(st.sgl, st.buf[:size], region, st.sges)
 	posted := 0
 	for posted < n || st.ops.Pending > 0 {
 		for posted < n && !st.ops.Full() {
@@ -161,7 +163,7 @@ func (st *rdmaStreamer) stream(size, n int) error {
 		}
 		for _, r := range done {
 			if !st.ops.Owns(r) {
-				return session.ErrUnexpected
+				return datapath.ErrUnexpected
 			}
 			if err := st.ops.Complete(); err != nil {
 				return fmt.Errorf("after %d requests: completed with %w", posted, err)

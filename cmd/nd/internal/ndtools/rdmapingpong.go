@@ -16,7 +16,9 @@ import (
 	"net/netip"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/cmd/nd/internal/cli"
 	"github.com/godirect/nd/cmd/nd/internal/session"
+	"github.com/godirect/nd/cmd/nd/internal/timing"
 )
 
 // rdmapingpongPort is ndrpingpong's default port.
@@ -26,7 +28,7 @@ const rdmapingpongPort = 54327
 type rdmapingpongConfig struct{ session.DataFlags }
 
 // RdmapingpongFlags defines the flags of nd rdmapingpong.
-func RdmapingpongFlags(stdout, stderr io.Writer) (*flag.FlagSet, session.RunFunc) {
+func RdmapingpongFlags(stdout, stderr io.Writer) (*flag.FlagSet, cli.RunFunc) {
 	fs := flag.NewFlagSet("rdmapingpong", flag.ContinueOnError)
 	c := &rdmapingpongConfig{}
 	c.Define(fs, rdmapingpongPort, "")
@@ -44,7 +46,7 @@ polled. Both sides need an adapter that places Writes in order
 (AdapterInOrderDMA).
 Latency is half the round trip in microseconds, CPU the process's CPU time
 in percent of the elapsed time, Bytes/Sec counts both directions.
-`, session.RoundTripIterations, session.WarmupIterations))
+`, timing.RoundTripIterations, timing.WarmupIterations))
 	}
 	return fs, func(ctx context.Context, args []string) error {
 		if err := c.Parse(fs, args); err != nil {
@@ -58,7 +60,7 @@ in percent of the elapsed time, Bytes/Sec counts both directions.
 // windows, runs the warm-up and the sweep, prints the table to out, sends
 // the final message and disconnects.
 func (c *rdmapingpongConfig) Drive(ctx context.Context, a nd.Adapter, remote netip.AddrPort, out io.Writer) error {
-	steps := session.Schedule(int(c.MaxSize), c.Iters)
+	steps := timing.Schedule(int(c.MaxSize), c.Iters)
 	maxSize := steps[len(steps)-1].Size
 	p, err := c.newPonger(ctx, a, nil, maxSize)
 	if err != nil {
@@ -73,7 +75,7 @@ func (c *rdmapingpongConfig) Drive(ctx context.Context, a nd.Adapter, remote net
 	}
 	round := 0
 	iterate := func(size, n int) error { return p.rounds(size, n, &round, true) }
-	if err := session.MeasureSweep(out, session.Warmups(c.Iters), steps, 2, 2, nil, iterate); err != nil {
+	if err := timing.MeasureSweep(out, timing.Warmups(c.Iters), steps, 2, 2, nil, iterate); err != nil {
 		return err
 	}
 	if err := p.finish(true); err != nil {
@@ -101,8 +103,8 @@ func (c *rdmapingpongConfig) Serve(ctx context.Context, a nd.Adapter, l nd.Liste
 		return r.Reject(fmt.Errorf("the client asks for %d iterations per size", h.Arg))
 	}
 	itersCap := int(h.Arg)
-	steps := session.Schedule(h.MaxSize, itersCap)
-	warm := session.Warmups(itersCap)
+	steps := timing.Schedule(h.MaxSize, itersCap)
+	warm := timing.Warmups(itersCap)
 	p, err := c.newPonger(ctx, a, r.Conn, h.MaxSize)
 	if err != nil {
 		return r.Reject(err)
@@ -114,7 +116,7 @@ func (c *rdmapingpongConfig) Serve(ctx context.Context, a nd.Adapter, l nd.Liste
 	if err := p.exchange(false, h.MaxSize); err != nil {
 		return fmt.Errorf("client %s: %w", r.Peer, err)
 	}
-	rounds := int64(warm) + session.TotalIters(steps)
+	rounds := int64(warm) + timing.TotalIters(steps)
 	fmt.Fprintf(out, "Accepted a connection from %s: %d round trips of up to %d bytes\n", r.Peer, rounds, h.MaxSize)
 	round := 0
 	if err := p.rounds(1, warm, &round, false); err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/cmd/nd/internal/datapath"
 	"github.com/godirect/nd/cmd/nd/internal/session"
 )
 
@@ -15,10 +16,10 @@ import (
 type rdmaPonger struct {
 	ctx      context.Context
 	s        *session.Session
-	reaper   *session.Reaper
+	reaper   *datapath.Reaper
 	sendBuf  []byte // the source of this side's Writes
 	sendMR   nd.MemoryRegion
-	recvBuf  []byte // the peer writes here, through mw; from session.WordAligned
+	recvBuf  []byte // the peer writes here, through mw; from datapath.WordAligned
 	recvMR   nd.MemoryRegion
 	ctrl     []byte // this side's window message, the peer's, and the final message
 	ctrlMR   nd.MemoryRegion
@@ -41,8 +42,8 @@ type rdmaPonger struct {
 // the final message (which is empty).
 const (
 	ctrlMine = 0
-	ctrlPeer = session.WindowMsgSize
-	ctrlLast = 2 * session.WindowMsgSize
+	ctrlPeer = datapath.WindowMsgSize
+	ctrlLast = 2 * datapath.WindowMsgSize
 	ctrlSize = ctrlLast + 8
 )
 
@@ -54,7 +55,7 @@ func (c *rdmapingpongConfig) newPonger(ctx context.Context, a nd.Adapter, conn n
 	if err != nil {
 		return nil, err
 	}
-	if err := session.CheckWindow(ai, maxSize); err != nil {
+	if err := datapath.CheckWindow(ai, maxSize); err != nil {
 		return nil, fmt.Errorf("adapter %s: %w", a.Address(), err)
 	}
 	// Two Receives; a Bind and a Send, later a Write and the final Send.
@@ -69,7 +70,7 @@ func (c *rdmapingpongConfig) newPonger(ctx context.Context, a nd.Adapter, conn n
 	p := &rdmaPonger{
 		ctx:    ctx,
 		s:      s,
-		reaper: session.NewReaper(ctx, s.CQ, c.Blocking, 4),
+		reaper: datapath.NewReaper(ctx, s.CQ, c.Blocking, 4),
 		sgl:    make([]nd.SGE, c.SGEs),
 		sges:   c.SGEs,
 		inline: s.EP.MaxInlineData(),
@@ -79,15 +80,15 @@ func (c *rdmapingpongConfig) newPonger(ctx context.Context, a nd.Adapter, conn n
 			p.close(ctx)
 		}
 	}()
-	if p.sendBuf, p.sendMR, err = session.Registered(ctx, a, maxSize); err != nil {
+	if p.sendBuf, p.sendMR, err = datapath.Registered(ctx, a, maxSize); err != nil {
 		return nil, err
 	}
 	// Zeroed: no round's last byte is 0.
-	p.recvBuf = session.WordAligned(maxSize)
+	p.recvBuf = datapath.WordAligned(maxSize)
 	if p.recvMR, err = a.RegisterMemory(ctx, p.recvBuf); err != nil {
 		return nil, fmt.Errorf("RegisterMemory of %d bytes: %w", len(p.recvBuf), err)
 	}
-	if p.ctrl, p.ctrlMR, err = session.Registered(ctx, a, ctrlSize); err != nil {
+	if p.ctrl, p.ctrlMR, err = datapath.Registered(ctx, a, ctrlSize); err != nil {
 		return nil, err
 	}
 	if err := s.EP.Receive(&p.peerRes, []nd.SGE{{Buffer: p.ctrl[ctrlPeer:ctrlLast], Region: p.ctrlMR}}); err != nil {
@@ -104,7 +105,7 @@ func (p *rdmaPonger) close(ctx context.Context) {
 	if p.mw != nil {
 		p.mw.Close()
 	}
-	session.Deregister(ctx, p.s.Adapter, p.sendMR, p.recvMR, p.ctrlMR)
+	datapath.Deregister(ctx, p.s.Adapter, p.sendMR, p.recvMR, p.ctrlMR)
 	p.s.Close()
 }
 
@@ -117,7 +118,7 @@ func (p *rdmaPonger) exchange(active bool, maxSize int) error {
 			return err
 		}
 		p.mw = mw
-		msg := session.WindowMsg{Desc: desc}.Put(p.ctrl[ctrlMine:])
+		msg := datapath.WindowMsg{Desc: desc}.Put(p.ctrl[ctrlMine:])
 		if err := p.s.EP.Send(&p.sendRes, []nd.SGE{{Buffer: msg, Region: p.ctrlMR}}, 0); err != nil {
 			return fmt.Errorf("sending the window: %w", err)
 		}
@@ -141,7 +142,7 @@ func (p *rdmaPonger) exchange(active bool, maxSize int) error {
 			return fmt.Errorf("sending the window: %w", err)
 		}
 	}
-	win, err := session.ParseWindowMsg(p.ctrl[ctrlPeer : ctrlPeer+p.peerRes.BytesTransferred])
+	win, err := datapath.ParseWindowMsg(p.ctrl[ctrlPeer : ctrlPeer+p.peerRes.BytesTransferred])
 	if err != nil {
 		return err
 	}
@@ -157,10 +158,10 @@ func (p *rdmaPonger) exchange(active bool, maxSize int) error {
 // for the message and answers it. A Write is inline when size is at most
 // the endpoint's MaxInlineData. It allocates nothing unless it fails.
 func (p *rdmaPonger) rounds(size, n int, k *int, active bool) error {
-	sgl := session.SendSGL(p.sgl, p.sendBuf[:size], p.sendMR, p.sges, p.inline)
+	sgl := datapath.SendSGL(p.sgl, p.sendBuf[:size], p.sendMR, p.sges, p.inline)
 	last := size - 1
 	for i := range n {
-		mine, want := session.Stamps(*k)
+		mine, want := datapath.Stamps(*k)
 		if !active {
 			want, mine = mine, want
 			if err := p.await(last, want); err != nil {
@@ -187,15 +188,15 @@ func (p *rdmaPonger) rounds(size, n int, k *int, active bool) error {
 }
 
 // await spins until recvBuf[i] is want. It looks at the completion queue
-// every session.YieldEvery spins, so that a failed Write or the end of the
-// connection stops it, and at ctx every session.CheckEvery spins.
+// every datapath.YieldEvery spins, so that a failed Write or the end of the
+// connection stops it, and at ctx every datapath.CheckEvery spins.
 func (p *rdmaPonger) await(i int, want byte) error {
-	var pace session.Pacer
+	var pace datapath.Pacer
 	for spins := 1; ; spins++ {
-		if session.LoadByte(p.recvBuf, i) == want {
+		if datapath.LoadByte(p.recvBuf, i) == want {
 			return nil
 		}
-		if pace.Idle(); spins%session.YieldEvery != 0 {
+		if pace.Idle(); spins%datapath.YieldEvery != 0 {
 			continue
 		}
 		if err := p.handle(p.reaper.Poll()); err != nil {
@@ -204,7 +205,7 @@ func (p *rdmaPonger) await(i int, want byte) error {
 		if p.finished {
 			return fmt.Errorf("the peer ended the test early")
 		}
-		if spins%session.CheckEvery == 0 {
+		if spins%datapath.CheckEvery == 0 {
 			if err := p.ctx.Err(); err != nil {
 				return fmt.Errorf("waiting for the peer's Write: %w", err)
 			}
@@ -241,7 +242,7 @@ func (p *rdmaPonger) handle(done []*nd.Result) error {
 			}
 			p.finished = true
 		default:
-			return session.ErrUnexpected
+			return datapath.ErrUnexpected
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/cmd/nd/internal/datapath"
 	"github.com/godirect/nd/cmd/nd/internal/session"
 )
 
@@ -23,9 +24,9 @@ func TestWire(t *testing.T) {
 	if err := session.PingpongGreeting.CheckWelcome(w); err == nil {
 		t.Error("nd pingpong took an nd ping welcome")
 	}
-	m := session.WindowMsg{Desc: nd.MWDescriptor{Base: 1 << 40, Length: 4096, Token: 0xdeadbeef}, ReadLimit: 16}
-	var b [session.WindowMsgSize]byte
-	if got, err := session.ParseWindowMsg(m.Put(b[:])); err != nil || got != m {
+	m := datapath.WindowMsg{Desc: nd.MWDescriptor{Base: 1 << 40, Length: 4096, Token: 0xdeadbeef}, ReadLimit: 16}
+	var b [datapath.WindowMsgSize]byte
+	if got, err := datapath.ParseWindowMsg(m.Put(b[:])); err != nil || got != m {
 		t.Errorf("window message round trip: %+v, %v; want %+v", got, err, m)
 	}
 	var r [pingReplySize]byte

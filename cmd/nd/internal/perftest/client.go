@@ -11,7 +11,9 @@ import (
 	"net/netip"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/cmd/nd/internal/datapath"
 	"github.com/godirect/nd/cmd/nd/internal/session"
+	"github.com/godirect/nd/cmd/nd/internal/timing"
 )
 
 // perfReplySlots is the number of Receives the client keeps posted for the
@@ -28,7 +30,7 @@ type perfConn struct {
 	qp        int // the connection's index among -q
 	s         *session.Session
 	q         *perfCQ
-	replies   *session.ReceiveRing // the server's messages, each slot its own buffer
+	replies   *datapath.ReceiveRing // the server's messages, each slot its own buffer
 	replyMR   nd.MemoryRegion
 	reply     [perfMsgSize]byte // the message being parsed
 	answer    perfMsg           // the last answer (not a credit message) not yet taken
@@ -42,13 +44,13 @@ type perfConn struct {
 	bufMR     nd.MemoryRegion
 	win       []byte // write_lat: the window the server Writes into; from alloc
 	winMR     nd.MemoryRegion
-	alloc     session.WindowAlloc
+	alloc     datapath.WindowAlloc
 	mw        nd.MemoryWindow
 	bindRes   nd.Result
-	bound     bool                 // bindRes completed
-	ord       int                  // the outbound read limit the connection negotiated
-	remote    nd.MWDescriptor      // the server's window
-	ops       *session.RequestRing // the data requests in flight
+	bound     bool                  // bindRes completed
+	ord       int                   // the outbound read limit the connection negotiated
+	remote    nd.MWDescriptor       // the server's window
+	ops       *datapath.RequestRing // the data requests in flight
 	sgl       [1]nd.SGE
 	msg       []nd.SGE // the step's scatter/gather list, over sgl
 	inline    int
@@ -57,16 +59,16 @@ type perfConn struct {
 	pings     int // send_lat: the step's Sends so far
 	cqMod     int // send_lat: every cqMod-th Send asks for a completion
 	silentRes nd.Result
-	pollRoom  func() error    // ping's poll while the send queue is full
-	round     int             // write_lat: the round trips so far
-	postedAt  session.Instant // lat: the clock right after the iteration's post
-	sent      int             // bw: the step's requests posted
-	more      bool            // bw: more requests are to be posted in the step
-	streaming bool            // bw: requests of the step are to be posted or completed
+	pollRoom  func() error   // ping's poll while the send queue is full
+	round     int            // write_lat: the round trips so far
+	postedAt  timing.Instant // lat: the clock right after the iteration's post
+	sent      int            // bw: the step's requests posted
+	more      bool           // bw: more requests are to be posted in the step
+	streaming bool           // bw: requests of the step are to be posted or completed
 	posted    []int64
 	completed []int64 // bw: when each request was posted and completed, ns after start
-	start     session.Instant
-	end       session.Instant
+	start     timing.Instant
+	end       timing.Instant
 	n         int // the step's requests completed
 }
 
@@ -78,7 +80,7 @@ func (c *Config) clientLimits(a nd.Adapter, ai nd.AdapterInfo, maxSize int) (nd.
 	if op == opSend {
 		err = session.CheckSize(ai, max(maxSize, perfMsgSize))
 	} else {
-		err = session.CheckWindow(ai, maxSize)
+		err = datapath.CheckWindow(ai, maxSize)
 	}
 	if err != nil {
 		return nd.EndpointLimits{}, fmt.Errorf("adapter %s: %w", a.Address(), err)
@@ -117,7 +119,7 @@ func (c *Config) dialConn(ctx context.Context, a nd.Adapter, q *perfCQ, limits n
 		s:      s,
 		q:      q,
 		inline: s.EP.MaxInlineData(),
-		alloc:  session.NewWindowAlloc(c.Provider.Name, c.heap),
+		alloc:  datapath.NewWindowAlloc(c.Provider.Name, c.heap),
 		cqMod:  c.CQMod,
 	}
 	defer func() {
@@ -160,7 +162,7 @@ func (pc *perfConn) setUp(ctx context.Context, a nd.Adapter, maxSize, iters int,
 	if pc.buf, pc.bufMR, err = pc.alloc.Registered(ctx, a, maxSize); err != nil {
 		return err
 	}
-	if pc.ctrl, pc.ctrlMR, err = session.Registered(ctx, a, perfMsgSize); err != nil {
+	if pc.ctrl, pc.ctrlMR, err = datapath.Registered(ctx, a, perfMsgSize); err != nil {
 		return err
 	}
 	slot := perfMsgSize
@@ -168,11 +170,11 @@ func (pc *perfConn) setUp(ctx context.Context, a nd.Adapter, maxSize, iters int,
 		slot = max(slot, maxSize) // the echoes land here too
 	}
 	var replyBuf []byte
-	if replyBuf, pc.replyMR, err = session.Registered(ctx, a, perfReplySlots*slot); err != nil {
+	if replyBuf, pc.replyMR, err = datapath.Registered(ctx, a, perfReplySlots*slot); err != nil {
 		return err
 	}
 	pc.q.own(pc, &pc.ctrlRes, &pc.silentRes, &pc.bindRes)
-	if pc.replies, err = session.NewReceiveSlots(pc.s.Receiver(), replyBuf, pc.replyMR, perfReplySlots); err != nil {
+	if pc.replies, err = datapath.NewReceiveSlots(pc.s.Receiver(), replyBuf, pc.replyMR, perfReplySlots); err != nil {
 		return err
 	}
 	pc.q.ownAll(pc, pc.replies.Results)
@@ -213,7 +215,7 @@ func (pc *perfConn) exchange(maxSize, txDepth int) error {
 			return fmt.Errorf("the connection allows no RDMA Reads (outbound read limit %d, the server's %d)", ord, m.window.ReadLimit)
 		}
 	}
-	pc.ops = session.NewRequestRing(depth)
+	pc.ops = datapath.NewRequestRing(depth)
 	pc.q.ownAll(pc, pc.ops.Results)
 	if pc.win == nil {
 		return nil
@@ -228,7 +230,7 @@ func (pc *perfConn) exchange(maxSize, txDepth int) error {
 			return fmt.Errorf("binding the window: %w", err)
 		}
 	}
-	if err := pc.send(perfMsg{kind: msgWindow, window: session.WindowMsg{Desc: desc}}); err != nil {
+	if err := pc.send(perfMsg{kind: msgWindow, window: datapath.WindowMsg{Desc: desc}}); err != nil {
 		return err
 	}
 	if _, err := pc.await(msgReady); err != nil {
@@ -242,7 +244,7 @@ func (pc *perfConn) close() {
 	if pc.mw != nil {
 		pc.mw.Close()
 	}
-	session.Deregister(pc.ctx, pc.s.Adapter, pc.bufMR, pc.ctrlMR, pc.replyMR, pc.winMR)
+	datapath.Deregister(pc.ctx, pc.s.Adapter, pc.bufMR, pc.ctrlMR, pc.replyMR, pc.winMR)
 	pc.s.Close()
 	pc.alloc.Free(pc.win)
 	pc.alloc.Free(pc.buf)
@@ -297,7 +299,7 @@ func (pc *perfConn) complete(r *nd.Result) error {
 			return fmt.Errorf("request %d completed with %w", pc.n, err)
 		}
 		if pc.n < len(pc.completed) {
-			pc.completed[pc.n] = int64(session.Since(pc.start))
+			pc.completed[pc.n] = int64(timing.Since(pc.start))
 		}
 		pc.n++
 	case r == &pc.silentRes:
@@ -343,7 +345,7 @@ func (pc *perfConn) complete(r *nd.Result) error {
 		}
 		pc.answer, pc.answered = m, true
 	default:
-		return session.ErrUnexpected
+		return datapath.ErrUnexpected
 	}
 	return nil
 }

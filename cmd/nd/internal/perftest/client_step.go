@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/godirect/nd"
-	"github.com/godirect/nd/cmd/nd/internal/session"
+	"github.com/godirect/nd/cmd/nd/internal/datapath"
+	"github.com/godirect/nd/cmd/nd/internal/timing"
 )
 
 // announce announces a step of messages of size bytes, iters of them (0:
@@ -67,7 +68,7 @@ func (pc *perfConn) message(size int) []nd.SGE {
 	if pc.test.op != opRead && size <= pc.inline {
 		region = nil
 	}
-	return session.SplitSGL(pc.sgl[:], pc.buf[:size], region, 1)
+	return datapath.SplitSGL(pc.sgl[:], pc.buf[:size], region, 1)
 }
 
 // stream keeps up to the pipeline's depth of Sends (within the credits),
@@ -76,7 +77,7 @@ func (pc *perfConn) message(size int) []nd.SGE {
 // passed. One goroutine posts on all of them and takes the completions of
 // all from the one completion queue.
 func (cl *perfClient) stream(size, iters int, dur time.Duration) error {
-	start := session.Now()
+	start := timing.Now()
 	stop := start.Add(dur)
 	for _, pc := range cl.conns {
 		pc.n, pc.sent, pc.more, pc.streaming = 0, 0, true, true
@@ -91,8 +92,8 @@ func (cl *perfClient) stream(size, iters int, dur time.Duration) error {
 		if err := cl.q.take(); err != nil {
 			return fmt.Errorf("after %d requests on connection 0: %w", cl.conns[0].sent, err)
 		}
-		over := dur > 0 && session.Now() >= stop
-		t := session.Now()
+		over := dur > 0 && timing.Now() >= stop
+		t := timing.Now()
 		for _, pc := range cl.conns {
 			if over {
 				pc.more = false
@@ -111,7 +112,7 @@ func (cl *perfClient) stream(size, iters int, dur time.Duration) error {
 func (pc *perfConn) post(iters int, timed bool) error {
 	for pc.more && !pc.ops.Full() && (pc.test.op != opSend || pc.credits > 0) {
 		if pc.sent < len(pc.posted) {
-			pc.posted[pc.sent] = int64(session.Since(pc.start))
+			pc.posted[pc.sent] = int64(timing.Since(pc.start))
 		}
 		var err error
 		switch pc.test.op {
@@ -144,7 +145,7 @@ func (cl *perfClient) latency(size, iters int, dur time.Duration) error {
 		pc.n, pc.pings = 0, 0
 	}
 	total := iters * len(cl.conns)
-	cl.start = session.Now()
+	cl.start = timing.Now()
 	// One reading of the clock per iteration, right after its post (each
 	// operation's postedAt), while the peer answers: each sample runs from
 	// one iteration's post to the next one's, the last one's to the end of
@@ -177,7 +178,7 @@ func (cl *perfClient) latency(size, iters int, dur time.Duration) error {
 		cl.sample(i-1, t-last)
 		last = t
 	}
-	end := session.Since(cl.start)
+	end := timing.Since(cl.start)
 	cl.sample(i-1, end-last)
 	cl.n = i
 	cl.end = cl.start.Add(end)
@@ -219,10 +220,10 @@ func (pc *perfConn) ping(sgl []nd.SGE) error {
 	if pc.pollRoom == nil {
 		pc.pollRoom = pc.q.poll
 	}
-	if err := session.SendWhenRoom(pc.ctx, pc.s.EP, res, sgl, flags, pc.pollRoom); err != nil {
+	if err := datapath.SendWhenRoom(pc.ctx, pc.s.EP, res, sgl, flags, pc.pollRoom); err != nil {
 		return fmt.Errorf("posting a Send: %w", err)
 	}
-	pc.postedAt = session.Now()
+	pc.postedAt = timing.Now()
 	if signaled {
 		pc.ops.Posted()
 	}
@@ -244,7 +245,7 @@ func (pc *perfConn) readOnce(sgl []nd.SGE) error {
 	if err := pc.s.EP.Read(pc.ops.Next(), sgl, pc.remote, 0, 0); err != nil {
 		return fmt.Errorf("posting a Read: %w", err)
 	}
-	pc.postedAt = session.Now()
+	pc.postedAt = timing.Now()
 	pc.ops.Posted()
 	for pc.ops.Pending > 0 {
 		if err := pc.take(); err != nil {
@@ -259,32 +260,32 @@ func (pc *perfConn) readOnce(sgl []nd.SGE) error {
 // byte of the client's window until the server's answer is there. As
 // perftest's write_lat, it takes the completion while the server answers,
 // not after the answer came. It looks at the completion queue every
-// session.YieldEvery spins, which moves a provider's bytes and stops the
+// datapath.YieldEvery spins, which moves a provider's bytes and stops the
 // loop when the connection fails.
 func (pc *perfConn) writeRound(sgl []nd.SGE, size int) error {
 	last := size - 1
-	ping, pong := session.Stamps(pc.round)
+	ping, pong := datapath.Stamps(pc.round)
 	pc.buf[last] = ping
 	if err := pc.s.EP.Write(pc.ops.Next(), sgl, pc.remote, 0, 0); err != nil {
 		return fmt.Errorf("posting a Write: %w", err)
 	}
-	pc.postedAt = session.Now()
+	pc.postedAt = timing.Now()
 	pc.ops.Posted()
 	for pc.ops.Pending > 0 { // the next round rewrites the Write's source
 		if err := pc.take(); err != nil {
 			return err
 		}
 	}
-	var pace session.Pacer
-	for spins := 1; session.LoadByte(pc.win, last) != pong; spins++ {
-		if spins%session.YieldEvery != 0 {
+	var pace datapath.Pacer
+	for spins := 1; datapath.LoadByte(pc.win, last) != pong; spins++ {
+		if spins%datapath.YieldEvery != 0 {
 			continue
 		}
 		pace.Idle()
 		if err := pc.q.poll(); err != nil {
 			return err
 		}
-		if spins%session.CheckEvery == 0 {
+		if spins%datapath.CheckEvery == 0 {
 			if err := pc.ctx.Err(); err != nil {
 				return fmt.Errorf("waiting for the server's Write: %w", err)
 			}

@@ -7,14 +7,14 @@ package perftest
 // completion goes back to its connection by its Result pointer, looked up
 // in a map made at set-up: the lookup allocates nothing. With one
 // connection nothing is looked up: its complete refuses a Result it does
-// not own (session.ErrUnexpected), as the map would.
+// not own (datapath.ErrUnexpected), as the map would.
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/godirect/nd"
-	"github.com/godirect/nd/cmd/nd/internal/session"
+	"github.com/godirect/nd/cmd/nd/internal/datapath"
 )
 
 // perfReapBatch bounds the completions taken in one GetResults.
@@ -33,8 +33,8 @@ type perfOwner interface {
 // used by one goroutine.
 type perfCQ struct {
 	cq     nd.CompletionQueue
-	poller *session.Reaper // polls, or blocks in Notify with -b
-	waiter *session.Reaper // blocks in Notify: where a side only waits
+	poller *datapath.Reaper // polls, or blocks in Notify with -b
+	waiter *datapath.Reaper // blocks in Notify: where a side only waits
 	owners map[*nd.Result]perfOwner
 	sole   perfOwner // the owner of every Result, while there is one
 	mixed  bool      // Results of several owners: look them up
@@ -56,8 +56,8 @@ func newPerfCQ(ctx context.Context, a nd.Adapter, ai nd.AdapterInfo, limits nd.E
 	batch := min(entries, perfReapBatch)
 	return &perfCQ{
 		cq:     cq,
-		poller: session.NewReaper(ctx, cq, blocking, batch),
-		waiter: session.NewReaper(ctx, cq, true, batch),
+		poller: datapath.NewReaper(ctx, cq, blocking, batch),
+		waiter: datapath.NewReaper(ctx, cq, true, batch),
 		owners: make(map[*nd.Result]perfOwner),
 		many:   conns > 1,
 	}, nil
@@ -96,7 +96,7 @@ func (q *perfCQ) dispatch(done []*nd.Result) error {
 		if o == nil {
 			var ok bool
 			if o, ok = q.owners[r]; !ok {
-				return session.ErrUnexpected
+				return datapath.ErrUnexpected
 			}
 		}
 		if err := o.complete(r); err != nil {

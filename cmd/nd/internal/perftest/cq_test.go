@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/godirect/nd"
-	"github.com/godirect/nd/cmd/nd/internal/session"
+	"github.com/godirect/nd/cmd/nd/internal/datapath"
 )
 
 // countingOwner is a perfOwner that counts its completions.
@@ -44,7 +44,7 @@ func TestPerfDispatch(t *testing.T) {
 		t.Errorf("dispatch allocates %v times per batch", allocs)
 	}
 	var stray nd.Result
-	if err := q.dispatch([]*nd.Result{&stray}); err != session.ErrUnexpected {
+	if err := q.dispatch([]*nd.Result{&stray}); err != datapath.ErrUnexpected {
 		t.Errorf("a completion owned by no connection: %v, want errUnexpected", err)
 	}
 }
@@ -63,7 +63,7 @@ func (o *strictOwner) complete(r *nd.Result) error {
 			return nil
 		}
 	}
-	return session.ErrUnexpected
+	return datapath.ErrUnexpected
 }
 
 func (o *strictOwner) index() int { return 0 }
@@ -83,7 +83,7 @@ func TestPerfDispatchOneConnection(t *testing.T) {
 		t.Fatalf("dispatch: %v, %d completions taken, want 2", err, o.n)
 	}
 	var stray nd.Result
-	if err := q.dispatch([]*nd.Result{&stray}); err != session.ErrUnexpected {
+	if err := q.dispatch([]*nd.Result{&stray}); err != datapath.ErrUnexpected {
 		t.Errorf("a completion owned by no connection: %v, want errUnexpected", err)
 	}
 	other := &strictOwner{rs: make([]nd.Result, 1)}

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/godirect/nd/cmd/nd/internal/cli"
 	"github.com/godirect/nd/cmd/nd/internal/session"
 )
 
@@ -90,7 +91,7 @@ func perfTestNames() string {
 type Config struct {
 	Test       *perfTest
 	Provider   session.ProviderOpts
-	Size       session.ByteSize
+	Size       cli.ByteSize
 	all        bool
 	Iters      int
 	Warmup     int // -1: the default (warmupIters)
@@ -118,18 +119,18 @@ type Config struct {
 }
 
 // Flags defines the flags of nd perf.
-func Flags(stdout, stderr io.Writer) (*flag.FlagSet, session.RunFunc) {
+func Flags(stdout, stderr io.Writer) (*flag.FlagSet, cli.RunFunc) {
 	fs := flag.NewFlagSet("perf", flag.ContinueOnError)
 	c := &Config{Stderr: stderr}
 	c.define(fs)
 	fs.Usage = func() { perfUsage(fs) }
 	return fs, func(ctx context.Context, args []string) error {
 		if len(args) == 0 {
-			return session.Usagef("name the test: one of %s", perfTestNames())
+			return cli.Usagef("name the test: one of %s", perfTestNames())
 		}
 		c.Test = TestNamed(args[0])
 		if c.Test == nil {
-			return session.Usagef("unknown test %q: one of %s", args[0], perfTestNames())
+			return cli.Usagef("unknown test %q: one of %s", args[0], perfTestNames())
 		}
 		positional, err := parseInterspersed(fs, args[1:])
 		if errors.Is(err, flag.ErrHelp) {
@@ -138,7 +139,7 @@ func Flags(stdout, stderr io.Writer) (*flag.FlagSet, session.RunFunc) {
 			return nil
 		}
 		if err != nil {
-			return session.Usagef("%v", err)
+			return cli.Usagef("%v", err)
 		}
 		if err := c.parse(fs, positional); err != nil {
 			return err
@@ -293,7 +294,7 @@ func (c *Config) parse(fs *flag.FlagSet, args []string) error {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	c.portSet = set["p"] || set["port"]
 	if len(args) > 1 {
-		return session.Usagef("too many arguments: %q", args)
+		return cli.Usagef("too many arguments: %q", args)
 	}
 	if len(args) == 1 {
 		c.target = args[0]
@@ -318,41 +319,41 @@ func (c *Config) parse(fs *flag.FlagSet, args []string) error {
 	}
 	switch {
 	case c.server && c.target != "":
-		return session.Usagef("--server takes no address: the client is given the server's")
+		return cli.Usagef("--server takes no address: the client is given the server's")
 	case c.server && c.inProcess:
-		return session.Usagef("--server and --in-process exclude each other")
+		return cli.Usagef("--server and --in-process exclude each other")
 	case c.inProcess && c.target != "":
-		return session.Usagef("--in-process runs both sides: give no address")
+		return cli.Usagef("--in-process runs both sides: give no address")
 	case c.bind != "" && !c.server:
-		return session.Usagef("--bind applies to --server")
+		return cli.Usagef("--bind applies to --server")
 	case c.Size < 1 || c.Size > session.MaxServedSize:
-		return session.Usagef("-s %d: the size must be 1 to %d bytes", c.Size, session.MaxServedSize)
+		return cli.Usagef("-s %d: the size must be 1 to %d bytes", c.Size, session.MaxServedSize)
 	case c.Iters < 1:
-		return session.Usagef("-n %d: at least 1 iteration", c.Iters)
+		return cli.Usagef("-n %d: at least 1 iteration", c.Iters)
 	case c.Warmup < -1:
-		return session.Usagef("-w %d: the warm-up takes 0 iterations or more", c.Warmup)
+		return cli.Usagef("-w %d: the warm-up takes 0 iterations or more", c.Warmup)
 	case c.duration < 0 || c.duration > perfMaxDuration:
-		return session.Usagef("-D %d: the duration must be 0 to %d seconds", c.duration, perfMaxDuration)
+		return cli.Usagef("-D %d: the duration must be 0 to %d seconds", c.duration, perfMaxDuration)
 	case c.port > 65535:
-		return session.Usagef("-p %d: not a port", c.port)
+		return cli.Usagef("-p %d: not a port", c.port)
 	case c.QPs < 1 || c.QPs > perfMaxQPs:
-		return session.Usagef("-q %d: 1 to %d connections", c.QPs, perfMaxQPs)
+		return cli.Usagef("-q %d: 1 to %d connections", c.QPs, perfMaxQPs)
 	case c.QPs > 1 && c.Test.Lat && c.rdmaCM:
-		return session.Usagef("-q %d: the latency tests measure one connection (with -R, as perftest)", c.QPs)
+		return cli.Usagef("-q %d: the latency tests measure one connection (with -R, as perftest)", c.QPs)
 	case c.TxDepth < 1 || c.TxDepth > perfMaxTxDepth:
-		return session.Usagef("-t %d: the tx depth must be 1 to %d", c.TxDepth, perfMaxTxDepth)
+		return cli.Usagef("-t %d: the tx depth must be 1 to %d", c.TxDepth, perfMaxTxDepth)
 	case c.TxDepth > 1 && c.Test.Lat && !c.rdmaCM:
-		return session.Usagef("-t %d: the latency tests keep one request in flight", c.TxDepth)
+		return cli.Usagef("-t %d: the latency tests keep one request in flight", c.TxDepth)
 	case c.outReads != 0 && !c.rdmaCM:
-		return session.Usagef("-o applies with -R")
+		return cli.Usagef("-o applies with -R")
 	case c.CQMod < 1 || c.CQMod > perfMaxCQMod:
-		return session.Usagef("-Q %d: every 1st to %dth Send", c.CQMod, perfMaxCQMod)
+		return cli.Usagef("-Q %d: every 1st to %dth Send", c.CQMod, perfMaxCQMod)
 	case c.server && (c.JSON || c.plot != ""):
-		return session.Usagef("--json and --plot are client flags: the client reports")
+		return cli.Usagef("--json and --plot are client flags: the client reports")
 	case c.useSRQ && c.Test.op != opSend:
-		return session.Usagef("--use_srq applies to the send tests")
+		return cli.Usagef("--use_srq applies to the send tests")
 	case c.useSRQ && c.rdmaCM:
-		return session.Usagef("--use_srq applies without -R")
+		return cli.Usagef("--use_srq applies without -R")
 	}
 	return nil
 }

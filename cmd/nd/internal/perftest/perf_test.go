@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/godirect/nd/cmd/nd/internal/datapath"
 	"github.com/godirect/nd/cmd/nd/internal/session"
 )
 
@@ -70,7 +71,7 @@ func TestPerfWire(t *testing.T) {
 	if _, err := parsePerfHello(session.PingGreeting.Hello(session.Hello{MaxSize: 1})); err == nil {
 		t.Error("nd perf took an nd ping hello")
 	}
-	m := perfMsg{kind: msgEnd, credits: 7, value: 12345, iters: 6, window: session.WindowMsg{ReadLimit: 9}}
+	m := perfMsg{kind: msgEnd, credits: 7, value: 12345, iters: 6, window: datapath.WindowMsg{ReadLimit: 9}}
 	var b [perfMsgSize]byte
 	if got, err := parsePerfMsg(m.put(b[:]), perfMsgSize); err != nil || got != m {
 		t.Errorf("message round trip: %+v, %v", got, err)

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/cmd/nd/internal/cli"
 	"github.com/godirect/nd/cmd/nd/internal/session"
 )
 
@@ -38,15 +39,15 @@ import (
 func (c *Config) checkRCM() error {
 	switch {
 	case c.all && c.duration > 0:
-		return session.Usagef("-R runs all sizes (-a) by iterations, not -D (as perftest)")
+		return cli.Usagef("-R runs all sizes (-a) by iterations, not -D (as perftest)")
 	case c.outReads < 0:
-		return session.Usagef("-o %d: the outstanding Reads are 1 or more (0: the adapter's most)", c.outReads)
+		return cli.Usagef("-o %d: the outstanding Reads are 1 or more (0: the adapter's most)", c.outReads)
 	case c.outReads > 0 && c.Test.op != opRead:
-		return session.Usagef("-o applies to read_bw and read_lat, not %s", c.Test.Name)
+		return cli.Usagef("-o applies to read_bw and read_lat, not %s", c.Test.Name)
 	case c.inProcess || (c.target == "" && !c.server):
-		return session.Usagef("-R needs --server or the server's ADDRESS")
+		return cli.Usagef("-R needs --server or the server's ADDRESS")
 	case c.JSON || c.plot != "":
-		return session.Usagef("--json and --plot do not apply with -R")
+		return cli.Usagef("--json and --plot do not apply with -R")
 	}
 	return nil
 }

@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/godirect/nd"
-	"github.com/godirect/nd/cmd/nd/internal/session"
+	"github.com/godirect/nd/cmd/nd/internal/datapath"
+	"github.com/godirect/nd/cmd/nd/internal/timing"
 )
 
 // stream runs the client's traffic of one size on every connection: up to
@@ -29,13 +30,13 @@ func (s *rcmSide) stream(ctx context.Context, size int) (rcmReport, error) {
 		}
 	}
 	clock := newRcmClock(s.dur)
-	start := session.Now()
+	start := timing.Now()
 	if clock != nil {
 		clock.begin()
 	}
 	total, more := 0, true
 	done := ctx.Done()
-	var pace session.Pacer
+	var pace datapath.Pacer
 	for spins := 1; ; spins++ {
 		if more && clock.tick(total) {
 			more = false
@@ -50,7 +51,7 @@ func (s *rcmSide) stream(ctx context.Context, size int) (rcmReport, error) {
 				(!s.credits || c.scnt+1-c.creditCount() < s.rxd) {
 				res := &c.results[c.scnt%len(c.results)]
 				if c.posted != nil {
-					c.posted[c.scnt] = int64(session.Since(start))
+					c.posted[c.scnt] = int64(timing.Since(start))
 				}
 				var err error
 				switch s.test.op {
@@ -70,13 +71,13 @@ func (s *rcmSide) stream(ctx context.Context, size int) (rcmReport, error) {
 			if c.scnt > c.ccnt {
 				for _, r := range c.reaper.Poll() {
 					if c.scnt == c.ccnt || r != &c.results[c.ccnt%len(c.results)] {
-						return rcmReport{}, session.ErrUnexpected
+						return rcmReport{}, datapath.ErrUnexpected
 					}
 					if err := r.Status.Err(); err != nil {
 						return rcmReport{}, fmt.Errorf("request %d completed with %w", c.ccnt, err)
 					}
 					if c.completed != nil {
-						c.completed[c.ccnt] = int64(session.Since(start))
+						c.completed[c.ccnt] = int64(timing.Since(start))
 					}
 					c.ccnt++
 					total++
@@ -91,7 +92,7 @@ func (s *rcmSide) stream(ctx context.Context, size int) (rcmReport, error) {
 		}
 		if !busy {
 			pace.Idle()
-			if spins%session.CheckEvery == 0 {
+			if spins%datapath.CheckEvery == 0 {
 				select {
 				case <-done:
 					return rcmReport{}, fmt.Errorf("after %d requests: %w", total, ctx.Err())
@@ -100,7 +101,7 @@ func (s *rcmSide) stream(ctx context.Context, size int) (rcmReport, error) {
 			}
 		}
 	}
-	end := session.Now()
+	end := timing.Now()
 	if clock != nil {
 		n, d := clock.sample()
 		return bwReport(size, n, d, 0), nil
@@ -195,10 +196,10 @@ func (s *rcmSide) serveSends(ctx context.Context, size int) (rcmReport, error) {
 		owed[i] = -1
 	}
 	clock := newRcmClock(s.dur)
-	var start session.Instant
+	var start timing.Instant
 	total := 0
 	done := ctx.Done()
-	var pace session.Pacer
+	var pace datapath.Pacer
 	for spins := 1; ; spins++ {
 		ended := total > 0 && clock.tick(total)
 		busy, left := false, false
@@ -222,7 +223,7 @@ func (s *rcmSide) serveSends(ctx context.Context, size int) (rcmReport, error) {
 						return rcmReport{}, err
 					}
 					if total == 0 {
-						start = session.Now()
+						start = timing.Now()
 						if clock != nil {
 							clock.begin()
 						}
@@ -240,7 +241,7 @@ func (s *rcmSide) serveSends(ctx context.Context, size int) (rcmReport, error) {
 					}
 					c.wDone++
 				default:
-					return rcmReport{}, session.ErrUnexpected
+					return rcmReport{}, datapath.ErrUnexpected
 				}
 			}
 			left = left || c.wPosted > c.wDone || (!ended && (owed[i] >= 0 || (s.iters > 0 && c.rcnt < s.iters) || s.iters == 0))
@@ -250,7 +251,7 @@ func (s *rcmSide) serveSends(ctx context.Context, size int) (rcmReport, error) {
 		}
 		if !busy {
 			pace.Idle()
-			if spins%session.CheckEvery == 0 {
+			if spins%datapath.CheckEvery == 0 {
 				select {
 				case <-done:
 					return rcmReport{}, fmt.Errorf("after %d Sends: %w", total, ctx.Err())
@@ -263,5 +264,5 @@ func (s *rcmSide) serveSends(ctx context.Context, size int) (rcmReport, error) {
 		n, d := clock.sample()
 		return bwReport(size, n, d, 0), nil
 	}
-	return bwReport(size, total, session.Since(start), 0), nil
+	return bwReport(size, total, timing.Since(start), 0), nil
 }

@@ -8,12 +8,12 @@ package perftest
 import (
 	"time"
 
-	"github.com/godirect/nd/cmd/nd/internal/session"
+	"github.com/godirect/nd/cmd/nd/internal/timing"
 )
 
 // rcmClock is the duration mode's clock of one size.
 type rcmClock struct {
-	start       session.Instant
+	start       timing.Instant
 	dur, margin time.Duration
 	state       int // rcmBefore, rcmSampling, rcmAfter or rcmEnded
 	count0      int // the count when the sample began
@@ -40,7 +40,7 @@ func newRcmClock(dur time.Duration) *rcmClock {
 }
 
 // begin starts the clock.
-func (k *rcmClock) begin() { k.start = session.Now() }
+func (k *rcmClock) begin() { k.start = timing.Now() }
 
 // tick moves the clock on with count, the iterations done so far, and
 // reports whether the run has ended. A nil clock never ends.
@@ -48,7 +48,7 @@ func (k *rcmClock) tick(count int) bool {
 	if k == nil {
 		return false
 	}
-	now := session.Since(k.start)
+	now := timing.Since(k.start)
 	if k.state == rcmBefore && now >= k.margin {
 		k.state, k.t0, k.count0 = rcmSampling, now, count
 	}

@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/cmd/nd/internal/datapath"
 	"github.com/godirect/nd/cmd/nd/internal/session"
 )
 
@@ -39,7 +40,7 @@ type rcmSide struct {
 // rcmConn is one data connection and what it moves.
 type rcmConn struct {
 	s      *session.Session
-	reaper *session.Reaper
+	reaper *datapath.Reaper
 	lim    nd.EndpointLimits
 	src    []byte // Sends' and Writes' source, Reads' sink
 	srcMR  nd.MemoryRegion
@@ -139,7 +140,7 @@ func (s *rcmSide) newConn(ctx context.Context) (_ *rcmConn, err error) {
 	c := &rcmConn{lim: s.limits()}
 	s.conns = append(s.conns, c)
 	if s.needsSrc() {
-		if c.src, c.srcMR, err = session.Registered(ctx, s.a, s.maxSize); err != nil {
+		if c.src, c.srcMR, err = datapath.Registered(ctx, s.a, s.maxSize); err != nil {
 			return nil, err
 		}
 	}
@@ -148,13 +149,13 @@ func (s *rcmSide) newConn(ctx context.Context) (_ *rcmConn, err error) {
 		if s.test.op == opSend && !s.server && !s.test.Lat {
 			n = 4
 		}
-		c.win = session.WordAligned(n)
+		c.win = datapath.WordAligned(n)
 		if c.winMR, err = s.a.RegisterMemory(ctx, c.win); err != nil {
 			return nil, fmt.Errorf("RegisterMemory of %d bytes: %w", len(c.win), err)
 		}
 	}
 	if s.credits && s.server {
-		if c.credit, c.credMR, err = session.Registered(ctx, s.a, 4*rcmCreditSlots); err != nil {
+		if c.credit, c.credMR, err = datapath.Registered(ctx, s.a, 4*rcmCreditSlots); err != nil {
 			return nil, err
 		}
 		c.writes = make([]nd.Result, rcmCreditSlots)
@@ -173,7 +174,7 @@ func (s *rcmSide) newConn(ctx context.Context) (_ *rcmConn, err error) {
 // its limits.
 func (s *rcmSide) attach(ctx context.Context, c *rcmConn, ses *session.Session) {
 	c.s = ses
-	c.reaper = session.NewReaper(ctx, ses.CQ, false, c.lim.InboundEntries+c.lim.OutboundEntries)
+	c.reaper = datapath.NewReaper(ctx, ses.CQ, false, c.lim.InboundEntries+c.lim.OutboundEntries)
 }
 
 // connect creates the client's q data connections and connects them one
@@ -357,7 +358,7 @@ func (s *rcmSide) close(ctx context.Context) {
 		if c.s != nil {
 			c.s.Close()
 		}
-		session.Deregister(ctx, s.a, c.srcMR, c.winMR, c.credMR)
+		datapath.Deregister(ctx, s.a, c.srcMR, c.winMR, c.credMR)
 	}
 }
 
@@ -365,7 +366,7 @@ func (s *rcmSide) close(ctx context.Context) {
 // (perftest writes it in its host order, little-endian on the hosts it runs
 // on).
 func (c *rcmConn) creditCount() int {
-	v := session.LoadWord((*uint32)(unsafe.Pointer(&c.win[0])))
+	v := datapath.LoadWord((*uint32)(unsafe.Pointer(&c.win[0])))
 	return int(leWord(v))
 }
 
@@ -379,7 +380,7 @@ func leWord(v uint32) uint32 {
 
 // resetCredit zeroes the credit word before a size (perftest's client does
 // so before each size of -a; the server counts from 0 again).
-func (c *rcmConn) resetCredit() { session.StoreWord((*uint32)(unsafe.Pointer(&c.win[0])), 0) }
+func (c *rcmConn) resetCredit() { datapath.StoreWord((*uint32)(unsafe.Pointer(&c.win[0])), 0) }
 
 // connectRetrying connects a new session made by mk to target, again after
 // rcmConnectPause while the peer refuses, rcmConnectTries times in all (the

@@ -15,6 +15,8 @@ import (
 	"strconv"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/cmd/nd/internal/cli"
+	"github.com/godirect/nd/cmd/nd/internal/datapath"
 	"github.com/godirect/nd/cmd/nd/internal/session"
 )
 
@@ -29,7 +31,7 @@ type rcmCtrl struct {
 	recvSGL    [1]nd.SGE
 	sendSGL    [1]nd.SGE
 	recv, send nd.Result
-	wait       *session.Waiter
+	wait       *datapath.Waiter
 
 	peerVersion string
 	wide        bool    // the peer uses the 64-byte pingpong_dest
@@ -45,7 +47,7 @@ var rcmCtrlLimits = nd.EndpointLimits{InboundEntries: 1, OutboundEntries: 1, Inb
 // posts its Receive.
 func newRcmCtrl(ctx context.Context, a nd.Adapter, conn nd.Connector, server bool) (_ *rcmCtrl, err error) {
 	c := &rcmCtrl{server: server}
-	mem, mr, err := session.Registered(ctx, a, 2*rcmRecvSize)
+	mem, mr, err := datapath.Registered(ctx, a, 2*rcmRecvSize)
 	if err != nil {
 		return nil, err
 	}
@@ -53,10 +55,10 @@ func newRcmCtrl(ctx context.Context, a nd.Adapter, conn nd.Connector, server boo
 	c.recvBuf, c.sendBuf = mem[:rcmRecvSize], mem[rcmRecvSize:]
 	c.recvSGL[0] = nd.SGE{Buffer: c.recvBuf, Region: mr}
 	if c.s, err = session.New(a, conn, rcmCtrlLimits); err != nil {
-		session.Deregister(ctx, a, mr)
+		datapath.Deregister(ctx, a, mr)
 		return nil, err
 	}
-	c.wait = session.NewWaiter(c.s.CQ)
+	c.wait = datapath.NewWaiter(c.s.CQ)
 	if err := c.s.EP.Receive(&c.recv, c.recvSGL[:]); err != nil {
 		c.close(ctx)
 		return nil, fmt.Errorf("posting the control Receive: %w", err)
@@ -67,7 +69,7 @@ func newRcmCtrl(ctx context.Context, a nd.Adapter, conn nd.Connector, server boo
 // close tears the control connection down.
 func (c *rcmCtrl) close(ctx context.Context) {
 	c.s.Close()
-	session.Deregister(ctx, c.s.Adapter, c.mr)
+	datapath.Deregister(ctx, c.s.Adapter, c.mr)
 }
 
 // xchg does one lock-step exchange: it sends mine and returns the peer's
@@ -130,7 +132,7 @@ func (c *rcmCtrl) preamble(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c.peerVersion = string(session.CString(got))
+	c.peerVersion = string(cli.CString(got))
 	f, err := strconv.ParseFloat(c.peerVersion, 64)
 	if err != nil || f < rcmMinVersion {
 		return fmt.Errorf("the peer is perftest %q: -R speaks with %.2f and later", c.peerVersion, rcmMinVersion)

@@ -11,7 +11,8 @@ import (
 	"fmt"
 
 	"github.com/godirect/nd"
-	"github.com/godirect/nd/cmd/nd/internal/session"
+	"github.com/godirect/nd/cmd/nd/internal/datapath"
+	"github.com/godirect/nd/cmd/nd/internal/timing"
 )
 
 // latRun is the state of one size of a latency test.
@@ -20,9 +21,9 @@ type latRun struct {
 	ctx    context.Context
 	size   int
 	clock  *rcmClock
-	start  session.Instant
+	start  timing.Instant
 	stamps []int64 // when each request was posted (by iterations)
-	pace   session.Pacer
+	pace   datapath.Pacer
 	spins  int
 }
 
@@ -37,7 +38,7 @@ func (s *rcmSide) newLatRun(ctx context.Context, size int, stamps []int64) *latR
 	}
 	c.rdesc = nd.MWDescriptor{Base: c.remote.vaddr, Length: uint64(size), Token: c.remote.rkey}
 	lr := &latRun{s: s, ctx: ctx, size: size, clock: newRcmClock(s.dur), stamps: stamps}
-	lr.start = session.Now()
+	lr.start = timing.Now()
 	if lr.clock != nil {
 		lr.clock.begin()
 	}
@@ -47,7 +48,7 @@ func (s *rcmSide) newLatRun(ctx context.Context, size int, stamps []int64) *latR
 // stamp records the post of request i.
 func (lr *latRun) stamp(i int) {
 	if i < len(lr.stamps) {
-		lr.stamps[i] = int64(session.Since(lr.start))
+		lr.stamps[i] = int64(timing.Since(lr.start))
 	}
 }
 
@@ -72,7 +73,7 @@ func (lr *latRun) poll() error {
 			case r == &c.silent:
 				return fmt.Errorf("an unsignaled Send completed with %w", r.Status.Err())
 			default:
-				return session.ErrUnexpected
+				return datapath.ErrUnexpected
 			}
 		}
 	}
@@ -84,7 +85,7 @@ func (lr *latRun) poll() error {
 func (lr *latRun) idle(what string) error {
 	lr.spins++
 	lr.pace.Idle()
-	if lr.spins%session.CheckEvery == 0 {
+	if lr.spins%datapath.CheckEvery == 0 {
 		if err := lr.ctx.Err(); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
@@ -150,7 +151,7 @@ func (s *rcmSide) pingPong(ctx context.Context, size int, stamps []int64) (*latR
 			if signaled {
 				res, flags = &c.results[c.scnt%len(c.results)], 0
 			}
-			if err := session.SendWhenRoom(ctx, c.s.EP, res, c.sgl[:], flags, poll); err != nil {
+			if err := datapath.SendWhenRoom(ctx, c.s.EP, res, c.sgl[:], flags, poll); err != nil {
 				return nil, 0, fmt.Errorf("send %d: %w", scnt, err)
 			}
 			if signaled {
@@ -187,8 +188,8 @@ func (s *rcmSide) writePingPong(ctx context.Context, size int, stamps []int64) (
 		if (rcnt < n || n == 0) && !(scnt < 1 && s.server) {
 			rcnt++
 			want := byte(rcnt)
-			for spins := 1; session.LoadByte(c.win, last) != want; spins++ {
-				if spins%session.YieldEvery == 0 {
+			for spins := 1; datapath.LoadByte(c.win, last) != want; spins++ {
+				if spins%datapath.YieldEvery == 0 {
 					if err := lr.poll(); err != nil {
 						return nil, 0, err
 					}

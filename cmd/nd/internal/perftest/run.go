@@ -13,6 +13,7 @@ import (
 
 	"github.com/godirect/nd"
 	"github.com/godirect/nd/cmd/nd/internal/session"
+	"github.com/godirect/nd/cmd/nd/internal/timing"
 )
 
 // perfClient is the client's side of a run: its connections, all on one
@@ -23,8 +24,8 @@ type perfClient struct {
 	conns   []*perfConn
 	samples []int64 // lat: each iteration's time in ns, of every connection in turn
 	n       int     // lat: the step's iterations
-	start   session.Instant
-	end     session.Instant
+	start   timing.Instant
+	end     timing.Instant
 }
 
 // close releases the connections, then the completion queue.
@@ -180,13 +181,13 @@ func (c *Config) runStep(cl *perfClient, size, iters int, dur time.Duration) (ti
 		}
 	}
 	var err error
-	cpu0 := session.CPUTime()
+	cpu0 := timing.CPUTime()
 	if c.Test.Lat {
 		err = cl.latency(size, iters, dur)
 	} else {
 		err = cl.stream(size, iters, dur)
 	}
-	cpu := session.CPUTime() - cpu0
+	cpu := timing.CPUTime() - cpu0
 	if err != nil {
 		return 0, err
 	}

@@ -16,6 +16,7 @@ import (
 	"net/netip"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/cmd/nd/internal/datapath"
 	"github.com/godirect/nd/cmd/nd/internal/session"
 )
 
@@ -119,15 +120,15 @@ type perfServed struct {
 	qp       int // the connection's index
 	test     *perfTest
 	s        *session.Session
-	recv     *session.ReceiveRing
+	recv     *datapath.ReceiveRing
 	recvMR   nd.MemoryRegion
-	msg      [perfMsgSize]byte    // the control message being parsed
-	sends    *session.RequestRing // the replies, echoes and Writes in flight
-	replyBuf []byte               // a perfMsgSize slot per entry of sends
+	msg      [perfMsgSize]byte     // the control message being parsed
+	sends    *datapath.RequestRing // the replies, echoes and Writes in flight
+	replyBuf []byte                // a perfMsgSize slot per entry of sends
 	replyMR  nd.MemoryRegion
 	win      []byte // the window the client's RDMA targets (RDMA tests); from alloc
 	winMR    nd.MemoryRegion
-	alloc    session.WindowAlloc
+	alloc    datapath.WindowAlloc
 	mw       nd.MemoryWindow
 	desc     nd.MWDescriptor // the window's, once bound
 	src      []byte          // the source of echoes and of write_lat's Writes
@@ -157,7 +158,7 @@ type perfServed struct {
 	replyOwed   bool
 	replyKind   uint32
 	replyValue  uint64
-	replyWindow session.WindowMsg
+	replyWindow datapath.WindowMsg
 	listed      bool // in perfServer.owing
 }
 
@@ -165,7 +166,7 @@ type perfServed struct {
 // client's hello h, checked against the adapter's.
 func servedLimits(a nd.Adapter, ai nd.AdapterInfo, h perfHello) (nd.EndpointLimits, error) {
 	if h.test.op != opSend {
-		if err := session.CheckWindow(ai, h.maxSize); err != nil {
+		if err := datapath.CheckWindow(ai, h.maxSize); err != nil {
 			return nd.EndpointLimits{}, fmt.Errorf("adapter %s: %w", a.Address(), err)
 		}
 	} else if err := session.CheckSize(ai, max(h.maxSize, perfMsgSize)); err != nil {
@@ -210,12 +211,12 @@ func (c *Config) newServed(ctx context.Context, a nd.Adapter, srv *perfServer, q
 		qp:      qp,
 		test:    h.test,
 		s:       s,
-		sends:   session.NewRequestRing(depth),
+		sends:   datapath.NewRequestRing(depth),
 		maxSize: h.maxSize,
 		inline:  s.EP.MaxInlineData(),
 		batch:   (depth + 1) / 2,
 		owed:    depth,
-		alloc:   session.NewWindowAlloc(c.Provider.Name, c.heap),
+		alloc:   datapath.NewWindowAlloc(c.Provider.Name, c.heap),
 	}
 	defer func() {
 		if err != nil {
@@ -223,10 +224,10 @@ func (c *Config) newServed(ctx context.Context, a nd.Adapter, srv *perfServer, q
 		}
 	}()
 	var recvBuf []byte
-	if recvBuf, sv.recvMR, err = session.Registered(ctx, a, recvSize); err != nil {
+	if recvBuf, sv.recvMR, err = datapath.Registered(ctx, a, recvSize); err != nil {
 		return nil, err
 	}
-	if sv.replyBuf, sv.replyMR, err = session.Registered(ctx, a, depth*perfMsgSize); err != nil {
+	if sv.replyBuf, sv.replyMR, err = datapath.Registered(ctx, a, depth*perfMsgSize); err != nil {
 		return nil, err
 	}
 	if h.test.Lat && h.test.op != opRead {
@@ -248,7 +249,7 @@ func (c *Config) newServed(ctx context.Context, a nd.Adapter, srv *perfServer, q
 	// The bytes of the client's messages are not looked at, but for the
 	// control messages, which arrive while nothing else is in flight: every
 	// Receive lands in the same buffer.
-	if sv.recv, err = session.NewReceiveRing(s.Receiver(), []nd.SGE{{Buffer: recvBuf, Region: sv.recvMR}}, depth); err != nil {
+	if sv.recv, err = datapath.NewReceiveRing(s.Receiver(), []nd.SGE{{Buffer: recvBuf, Region: sv.recvMR}}, depth); err != nil {
 		return nil, err
 	}
 	srv.q.ownAll(sv, sv.recv.Results)
@@ -270,7 +271,7 @@ func (sv *perfServed) close() {
 	if sv.mw != nil {
 		sv.mw.Close()
 	}
-	session.Deregister(sv.ctx, sv.s.Adapter, sv.recvMR, sv.replyMR, sv.srcMR, sv.winMR)
+	datapath.Deregister(sv.ctx, sv.s.Adapter, sv.recvMR, sv.replyMR, sv.srcMR, sv.winMR)
 	sv.s.Close()
 	sv.alloc.Free(sv.win)
 	sv.alloc.Free(sv.src)
@@ -283,7 +284,7 @@ func (sv *perfServed) index() int { return sv.qp }
 // sends it, see complete), or an empty one for send tests.
 func (sv *perfServed) start() error {
 	if sv.win == nil {
-		return sv.reply(msgWindow, 0, session.WindowMsg{})
+		return sv.reply(msgWindow, 0, datapath.WindowMsg{})
 	}
 	var err error
 	if sv.ird, _, err = session.ReadLimits(sv.s.Conn, nd.EndpointLimits{InboundReadLimit: 1 << 30}); err != nil {
@@ -311,7 +312,7 @@ func (sv *perfServed) complete(r *nd.Result) error {
 		if err := r.Status.Err(); err != nil {
 			return fmt.Errorf("binding the window: %w", err)
 		}
-		return sv.reply(msgWindow, 0, session.WindowMsg{Desc: sv.desc, ReadLimit: uint32(sv.ird)})
+		return sv.reply(msgWindow, 0, datapath.WindowMsg{Desc: sv.desc, ReadLimit: uint32(sv.ird)})
 	case sv.done && r.Status.Failed():
 		// Receives flushed as the client disconnects after its done
 		// message: ignored.
@@ -321,7 +322,7 @@ func (sv *perfServed) complete(r *nd.Result) error {
 	case sv.recv.Owns(r) && !sv.done:
 		return sv.control(r)
 	default:
-		return session.ErrUnexpected
+		return datapath.ErrUnexpected
 	}
 }
 
@@ -348,7 +349,7 @@ func (sv *perfServed) control(r *nd.Result) error {
 		return nil
 	case msgWindow:
 		sv.peer = m.window.Desc
-		return sv.reply(msgReady, 0, session.WindowMsg{})
+		return sv.reply(msgReady, 0, datapath.WindowMsg{})
 	case msgStep:
 		if m.value < 1 || m.value > uint64(sv.maxSize) {
 			return fmt.Errorf("the client announces messages of %d bytes; it said at most %d", m.value, sv.maxSize)
@@ -365,9 +366,9 @@ func (sv *perfServed) control(r *nd.Result) error {
 			if sv.size <= sv.inline {
 				region = nil
 			}
-			sv.data = session.SplitSGL(sv.dataSGL[:], sv.src[:sv.size], region, 1)
+			sv.data = datapath.SplitSGL(sv.dataSGL[:], sv.src[:sv.size], region, 1)
 		}
-		return sv.reply(msgReady, 0, session.WindowMsg{})
+		return sv.reply(msgReady, 0, datapath.WindowMsg{})
 	default:
 		return fmt.Errorf("the client sent a %s message", perfKindName(m.kind))
 	}
@@ -375,7 +376,7 @@ func (sv *perfServed) control(r *nd.Result) error {
 
 // reply sends a control message that returns the credits owed, or owes
 // it until a Send slot is free.
-func (sv *perfServed) reply(kind uint32, value uint64, w session.WindowMsg) error {
+func (sv *perfServed) reply(kind uint32, value uint64, w datapath.WindowMsg) error {
 	if sv.replyOwed {
 		return fmt.Errorf("a %s message to send while the %s message waits for room", perfKindName(kind), perfKindName(sv.replyKind))
 	}
@@ -388,7 +389,7 @@ func (sv *perfServed) reply(kind uint32, value uint64, w session.WindowMsg) erro
 }
 
 // post sends a control message in the next Send slot, which is free.
-func (sv *perfServed) post(kind uint32, value uint64, w session.WindowMsg) error {
+func (sv *perfServed) post(kind uint32, value uint64, w datapath.WindowMsg) error {
 	i := sv.sends.Slot()
 	b := perfMsg{kind: kind, credits: uint32(sv.owed), value: value, window: w}.put(sv.replyBuf[i*perfMsgSize:])
 	sv.sgl[0] = nd.SGE{Buffer: b, Region: sv.replyMR}

@@ -11,7 +11,7 @@ import (
 	"fmt"
 
 	"github.com/godirect/nd"
-	"github.com/godirect/nd/cmd/nd/internal/session"
+	"github.com/godirect/nd/cmd/nd/internal/datapath"
 )
 
 // run serves every connection until each client said done. It waits for
@@ -27,7 +27,7 @@ func (srv *perfServer) run() error {
 			return fmt.Errorf("connection %d: %w", sv.qp, err)
 		}
 	}
-	var pace session.Pacer
+	var pace datapath.Pacer
 	for spins := 1; srv.done < len(srv.conns); spins++ {
 		var err error
 		switch {
@@ -36,7 +36,7 @@ func (srv *perfServer) run() error {
 			if wrote, err = srv.pong(); err != nil || wrote {
 				break
 			}
-			if spins%session.YieldEvery == 0 {
+			if spins%datapath.YieldEvery == 0 {
 				pace.Idle()
 				err = srv.q.poll()
 			}
@@ -54,7 +54,7 @@ func (srv *perfServer) run() error {
 		if err != nil {
 			return err
 		}
-		if spins%session.CheckEvery == 0 {
+		if spins%datapath.CheckEvery == 0 {
 			if err := srv.ctx.Err(); err != nil {
 				return err
 			}
@@ -82,7 +82,7 @@ func (sv *perfServed) stepMessage(r *nd.Result) error {
 		sv.owed++
 		sv.inStep = false
 		sv.srv.stepping--
-		return sv.reply(msgEnd, uint64(sv.got), session.WindowMsg{})
+		return sv.reply(msgEnd, uint64(sv.got), datapath.WindowMsg{})
 	case sv.test.op == opSend && sv.test.Lat:
 		if n != sv.size {
 			return fmt.Errorf("message %d has %d bytes, want %d", sv.got, n, sv.size)
@@ -115,7 +115,7 @@ func (sv *perfServed) returnCredits() error {
 	if !sv.inStep || sv.test.op != opSend || sv.test.Lat || sv.owed < sv.batch || sv.sends.Full() || sv.replyOwed {
 		return nil
 	}
-	return sv.post(msgCredit, 0, session.WindowMsg{})
+	return sv.post(msgCredit, 0, datapath.WindowMsg{})
 }
 
 // sendEcho sends an echo of the step's size and reports whether it went:
@@ -156,8 +156,8 @@ func (sv *perfServed) sendEcho() (bool, error) {
 func (srv *perfServer) pong() (bool, error) {
 	sv := srv.conns[srv.rr]
 	last := sv.size - 1
-	ping, pong := session.Stamps(sv.round)
-	if session.LoadByte(sv.win, last) != ping {
+	ping, pong := datapath.Stamps(sv.round)
+	if datapath.LoadByte(sv.win, last) != ping {
 		return false, nil
 	}
 	if sv.sends.Pending > 0 {

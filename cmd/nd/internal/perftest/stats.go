@@ -7,7 +7,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/godirect/nd/cmd/nd/internal/session"
+	"github.com/godirect/nd/cmd/nd/internal/timing"
 )
 
 // perfBWRow is a row of a bandwidth test, in the units of the report.
@@ -49,7 +49,7 @@ const perfPeakWindows = 1024
 func bandwidthRow(conns []*perfConn, size int, gbits bool) perfBWRow {
 	var (
 		msgs        int64
-		first, last session.Instant
+		first, last timing.Instant
 		peak        float64 // messages per second
 	)
 	for i, pc := range conns {

@@ -14,6 +14,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/godirect/nd/cmd/nd/internal/datapath"
 	"github.com/godirect/nd/cmd/nd/internal/session"
 )
 
@@ -86,7 +87,7 @@ const (
 )
 
 // perfMsgSize is the size of a perfMsg on the wire.
-const perfMsgSize = 24 + session.WindowMsgSize
+const perfMsgSize = 24 + datapath.WindowMsgSize
 
 // perfMsg is a control message of nd perf.
 type perfMsg struct {
@@ -95,7 +96,7 @@ type perfMsg struct {
 	cqMod   uint32 // msgStep: send_lat's -Q, for the server's echoes (in credits' place)
 	value   uint64 // msgStep: the size; msgEnd: the messages received
 	iters   uint64 // msgStep: the iterations, 0 to run until the end marker
-	window  session.WindowMsg
+	window  datapath.WindowMsg
 }
 
 // put writes m into b, which holds at least perfMsgSize bytes, and returns
@@ -114,7 +115,7 @@ func parsePerfMsg(b []byte, n int) (perfMsg, error) {
 	if n != perfMsgSize {
 		return perfMsg{}, fmt.Errorf("a control message of %d bytes, want %d", n, perfMsgSize)
 	}
-	w, err := session.ParseWindowMsg(b[24:perfMsgSize])
+	w, err := datapath.ParseWindowMsg(b[24:perfMsgSize])
 	if err != nil {
 		return perfMsg{}, err
 	}

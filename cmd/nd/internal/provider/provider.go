@@ -14,7 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/godirect/nd/cmd/nd/internal/session"
+	"github.com/godirect/nd/cmd/nd/internal/cli"
 	"github.com/godirect/nd/internal/ndabi"
 	"github.com/godirect/nd/internal/ndcatalog"
 	"github.com/godirect/nd/internal/ndexport"
@@ -31,7 +31,7 @@ var transports = []struct {
 }
 
 // Flags defines the flags of nd provider.
-func Flags(stdout, stderr io.Writer) (*flag.FlagSet, session.RunFunc) {
+func Flags(stdout, stderr io.Writer) (*flag.FlagSet, cli.RunFunc) {
 	fs := flag.NewFlagSet("provider", flag.ContinueOnError)
 	dll := fs.String("dll", "", "the provider DLL to install (default: ndprovider.dll beside nd.exe)")
 	which := fs.String("transport", "tcp,shm", "the DLL's providers to install or uninstall, in catalog order: tcp, shm or both")
@@ -52,13 +52,13 @@ func Flags(stdout, stderr io.Writer) (*flag.FlagSet, session.RunFunc) {
 	}
 	return fs, func(ctx context.Context, args []string) error {
 		if len(args) != 1 {
-			return session.Usagef("nd provider needs one of install, uninstall, list")
+			return cli.Usagef("nd provider needs one of install, uninstall, list")
 		}
 		var chosen []int
 		for _, name := range strings.Split(*which, ",") {
 			i := index(strings.TrimSpace(name))
 			if i < 0 {
-				return session.Usagef("-transport: %q is not tcp or shm", name)
+				return cli.Usagef("-transport: %q is not tcp or shm", name)
 			}
 			chosen = append(chosen, i)
 		}
@@ -70,7 +70,7 @@ func Flags(stdout, stderr io.Writer) (*flag.FlagSet, session.RunFunc) {
 		case "list":
 			return list(stdout)
 		}
-		return session.Usagef("nd provider: unknown action %q", args[0])
+		return cli.Usagef("nd provider: unknown action %q", args[0])
 	}
 }
 

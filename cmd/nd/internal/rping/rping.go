@@ -19,6 +19,8 @@ import (
 	"net/netip"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/cmd/nd/internal/cli"
+	"github.com/godirect/nd/cmd/nd/internal/datapath"
 	"github.com/godirect/nd/cmd/nd/internal/session"
 	"github.com/godirect/nd/provider/tcp"
 )
@@ -64,11 +66,11 @@ type rpingConfig struct {
 }
 
 // Flags defines the flags of nd rping.
-func Flags(stdout, stderr io.Writer) (*flag.FlagSet, session.RunFunc) {
+func Flags(stdout, stderr io.Writer) (*flag.FlagSet, cli.RunFunc) {
 	fs, c := NewFlagSet()
 	return fs, func(ctx context.Context, args []string) error {
 		if len(args) > 0 {
-			return session.Usagef("unexpected arguments %q (the address is given with -a)", args)
+			return cli.Usagef("unexpected arguments %q (the address is given with -a)", args)
 		}
 		return c.Run(ctx, stdout)
 	}
@@ -85,8 +87,8 @@ func NewFlagSet() (*flag.FlagSet, *rpingConfig) {
 	fs.StringVar(&c.addr, "a", "", "the `address` to bind to (server; default: every address) or connect to (client)")
 	fs.UintVar(&c.port, "p", rpingPort, "the `port` to listen on or connect to")
 	c.size = rpingDefaultSize
-	fs.Var((*session.CInt)(&c.count), "C", "ping `count` (0: until interrupted or -timeout); on the server, the pings expected")
-	fs.Var((*session.CInt)(&c.size), "S", fmt.Sprintf("ping data `size` in bytes (%d to %d)", rpingMinSize, rpingMaxSize))
+	fs.Var((*cli.CInt)(&c.count), "C", "ping `count` (0: until interrupted or -timeout); on the server, the pings expected")
+	fs.Var((*cli.CInt)(&c.size), "S", fmt.Sprintf("ping data `size` in bytes (%d to %d)", rpingMinSize, rpingMaxSize))
 	fs.BoolVar(&c.verbose, "v", false, "print the ping data")
 	fs.BoolVar(&c.validate, "V", false, "verify the ping data")
 	fs.BoolVar(&c.crc, "crc", false, "ask for MPA CRC32c on the connection (tcp provider only)")
@@ -115,19 +117,19 @@ func NewFlagSet() (*flag.FlagSet, *rpingConfig) {
 func (c *rpingConfig) Run(ctx context.Context, out io.Writer) error {
 	switch {
 	case c.server && c.client:
-		return session.Usagef("-s and -c exclude each other")
+		return cli.Usagef("-s and -c exclude each other")
 	case !c.server && !c.client:
-		return session.Usagef("give -s (server) or -c (client)")
+		return cli.Usagef("give -s (server) or -c (client)")
 	case c.client && c.addr == "":
-		return session.Usagef("-c needs the server's address (-a ADDR)")
+		return cli.Usagef("-c needs the server's address (-a ADDR)")
 	case c.port > 65535 || (c.client && c.port == 0):
-		return session.Usagef("-p %d: not a port", c.port)
+		return cli.Usagef("-p %d: not a port", c.port)
 	case c.size < rpingMinSize || c.size > rpingMaxSize:
-		return session.Usagef("-S %d: invalid size (valid range is %d to %d)", c.size, rpingMinSize, rpingMaxSize)
+		return cli.Usagef("-S %d: invalid size (valid range is %d to %d)", c.size, rpingMinSize, rpingMaxSize)
 	case c.count < 0:
-		return session.Usagef("-C %d: invalid count", c.count)
+		return cli.Usagef("-C %d: invalid count", c.count)
 	case c.crc && c.provider != tcp.Name:
-		return session.Usagef("-crc needs the %s provider", tcp.Name)
+		return cli.Usagef("-crc needs the %s provider", tcp.Name)
 	}
 	var addr netip.Addr
 	if c.addr != "" {
@@ -158,7 +160,7 @@ func resolveAddr(ctx context.Context, s string) (netip.Addr, error) {
 	}
 	as, err := net.DefaultResolver.LookupNetIP(ctx, "ip", s)
 	if err != nil || len(as) == 0 {
-		return netip.Addr{}, session.Usagef("-a %s: not an IP address or a known host name", s)
+		return netip.Addr{}, cli.Usagef("-a %s: not an IP address or a known host name", s)
 	}
 	for _, a := range as {
 		if a.Unmap().Is4() {
@@ -262,7 +264,7 @@ type rpingSide struct {
 	a    nd.Adapter
 	s    *session.Session
 	mr   nd.MemoryRegion
-	wait *session.Waiter
+	wait *datapath.Waiter
 
 	recvBuf []byte // the one Receive's buffer
 	sendBuf []byte // the outgoing info or go-ahead
@@ -381,7 +383,7 @@ func (c *rpingConfig) runClient(ctx context.Context, p nd.Provider, addrs []neti
 		return err
 	}
 	defer r.s.Close()
-	r.wait = session.NewWaiter(r.s.CQ)
+	r.wait = datapath.NewWaiter(r.s.CQ)
 	if err := r.postReceive(); err != nil {
 		return err
 	}
@@ -427,10 +429,10 @@ func (c *rpingConfig) ping(ctx context.Context, r *rpingSide, out io.Writer) err
 			return fmt.Errorf("ping %d: %w", ping, err)
 		}
 		if c.validate && !bytes.Equal(r.start, r.rdmaBuf) {
-			return fmt.Errorf("ping %d: data mismatch: sent %q, got back %q", ping, session.CString(r.start), session.CString(r.rdmaBuf))
+			return fmt.Errorf("ping %d: data mismatch: sent %q, got back %q", ping, cli.CString(r.start), cli.CString(r.rdmaBuf))
 		}
 		if c.verbose {
-			fmt.Fprintf(out, "ping data: %s\n", session.CString(r.rdmaBuf))
+			fmt.Fprintf(out, "ping data: %s\n", cli.CString(r.rdmaBuf))
 		}
 	}
 	return nil
@@ -464,7 +466,7 @@ func (c *rpingConfig) runServer(ctx context.Context, p nd.Provider, addrs []neti
 		return req.Reject(err)
 	}
 	defer r.s.Close()
-	r.wait = session.NewWaiter(r.s.CQ)
+	r.wait = datapath.NewWaiter(r.s.CQ)
 	if err := r.postReceive(); err != nil {
 		return req.Reject(err)
 	}
@@ -523,13 +525,13 @@ func (c *rpingConfig) serve(ctx context.Context, r *rpingSide, out io.Writer) er
 			return fmt.Errorf("ping %d: RDMA Read of %d bytes from %#x (rkey %#x) completed with %w", ping, src.size, src.buf, src.rkey, err)
 		}
 		if c.verbose {
-			fmt.Fprintf(out, "server ping data: %s\n", session.CString(data))
+			fmt.Fprintf(out, "server ping data: %s\n", cli.CString(data))
 		}
 		if c.validate {
 			want := make([]byte, len(data))
 			FillPing(want, ping, StartLetter(ping))
 			if !bytes.Equal(data, want) {
-				return fmt.Errorf("ping %d: data mismatch: read %q, rping sends %q", ping, session.CString(data), session.CString(want))
+				return fmt.Errorf("ping %d: data mismatch: read %q, rping sends %q", ping, cli.CString(data), cli.CString(want))
 			}
 		}
 
@@ -541,7 +543,7 @@ func (c *rpingConfig) serve(ctx context.Context, r *rpingSide, out io.Writer) er
 		if err != nil {
 			return fmt.Errorf("ping %d: %w", ping, err)
 		}
-		n := min(len(session.CString(data))+1, len(data)) // rping writes strlen(rdma_buf) + 1
+		n := min(len(cli.CString(data))+1, len(data)) // rping writes strlen(rdma_buf) + 1
 		if uint32(n) > sink.size {
 			return fmt.Errorf("ping %d: the client's rdma buffer holds %d bytes, the echo needs %d", ping, sink.size, n)
 		}

@@ -14,6 +14,8 @@ import (
 	"sync"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/cmd/nd/internal/cli"
+	"github.com/godirect/nd/cmd/nd/internal/timing"
 )
 
 // DataTool is the two halves of a data test.
@@ -35,7 +37,7 @@ type DataFlags struct {
 	Blocking       bool // -b: block in Notify instead of polling
 	SGEs           int  // -n: scatter/gather entries per request
 	Depth          int  // -q: the queue or pipeline depth (0 if the test has no -q)
-	MaxSize        ByteSize
+	MaxSize        cli.ByteSize
 	Iters          int    // -iters: cap on the iterations per size (0: none)
 	target         string // the ADDRESS[:PORT] argument, or ""
 	// WithoutAddress, if not empty, replaces the usage's lines on running
@@ -46,7 +48,7 @@ type DataFlags struct {
 // Define defines the shared flags on fs with the test's default port.
 // depthUsage, if not empty, defines -q (default 128) with that usage.
 func (f *DataFlags) Define(fs *flag.FlagSet, port uint16, depthUsage string) {
-	f.MaxSize = defaultMaxSize
+	f.MaxSize = timing.DefaultMaxSize
 	f.Provider.Define(fs)
 	fs.BoolVar(&f.Server, "s", false, "run the server: accept one connection and serve it")
 	fs.BoolVar(&f.Client, "c", false, "run the client: connect to ADDRESS[:PORT] and measure")
@@ -88,28 +90,28 @@ func (f *DataFlags) Usage(fs *flag.FlagSet, synopsis, description string) {
 func (f *DataFlags) Parse(fs *flag.FlagSet, args []string) error {
 	fs.Visit(func(fl *flag.Flag) { f.PortSet = f.PortSet || fl.Name == "p" })
 	if len(args) > 1 {
-		return Usagef("too many arguments: %q", args)
+		return cli.Usagef("too many arguments: %q", args)
 	}
 	if len(args) == 1 {
 		f.target = args[0]
 	}
 	switch {
 	case f.Server && f.Client:
-		return Usagef("-s and -c exclude each other")
+		return cli.Usagef("-s and -c exclude each other")
 	case f.Client && f.target == "":
-		return Usagef("-c needs the server's ADDRESS[:PORT]")
+		return cli.Usagef("-c needs the server's ADDRESS[:PORT]")
 	case !f.Server && !f.Client && f.target != "":
-		return Usagef("give -s or -c with an address (without both, the test runs in this process)")
+		return cli.Usagef("give -s or -c with an address (without both, the test runs in this process)")
 	case f.Port > 65535:
-		return Usagef("-p %d: not a port", f.Port)
+		return cli.Usagef("-p %d: not a port", f.Port)
 	case f.SGEs < 1:
-		return Usagef("-n %d: a request needs at least 1 scatter/gather entry", f.SGEs)
+		return cli.Usagef("-n %d: a request needs at least 1 scatter/gather entry", f.SGEs)
 	case f.Depth < 0 || fs.Lookup("q") != nil && f.Depth < 1:
-		return Usagef("-q %d: the queue depth must be at least 1", f.Depth)
+		return cli.Usagef("-q %d: the queue depth must be at least 1", f.Depth)
 	case f.MaxSize < 1:
-		return Usagef("-max %d: the largest message must be at least 1 byte", f.MaxSize)
+		return cli.Usagef("-max %d: the largest message must be at least 1 byte", f.MaxSize)
 	case f.Iters < 0:
-		return Usagef("-iters %d: must not be negative", f.Iters)
+		return cli.Usagef("-iters %d: must not be negative", f.Iters)
 	}
 	return nil
 }

@@ -1,10 +1,9 @@
-// Package session holds what nd's tools share: the flags common to the
-// data tests (DataFlags, ByteSize, CInt), opening a provider and an adapter,
-// listening and connecting (Session), the data path's request and receive
-// rings, registrations and windows, polling the last byte of a Write, the
-// hello each test's client sends, the sweep of message sizes and its timing
-// (Instant, CPUTime), the server in a child process (StartServerChild), and
-// the usage errors the commands return (UsageError).
+// Package session is one test's connection, as nd's tools set it up: the
+// provider and adapter they open (OpenProvider, OpenAdapter), listening and
+// connecting (Session), the flags and hello the data tests share (DataFlags,
+// Hello), and the server in a child process (StartServerChild). The data
+// path's rings and registrations are in package datapath, clocks and the
+// size sweep in timing, flag types and usage errors in cli.
 //
 // Its functions are called from one command's goroutines; a value is not
 // safe for concurrent use unless its doc comment says so.

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/cmd/nd/internal/cli"
+	"github.com/godirect/nd/cmd/nd/internal/datapath"
 	"github.com/godirect/nd/provider/tcp"
 )
 
@@ -78,7 +80,7 @@ func (o *ProviderOpts) Open() (nd.Provider, []netip.Addr, error) {
 		if !o.CRC {
 			flag = "-congestion"
 		}
-		return nil, nil, Usagef("%s applies to -provider %s only, not %s", flag, tcp.Name, o.Name)
+		return nil, nil, cli.Usagef("%s applies to -provider %s only, not %s", flag, tcp.Name, o.Name)
 	}
 	cfg := tcp.DefaultConfig()
 	cfg.CRC = o.CRC
@@ -131,7 +133,7 @@ func ResolveTarget(arg string, port uint, portSet bool) (netip.AddrPort, error) 
 		return netip.AddrPort{}, err
 	}
 	if hasPort && portSet && target.Port() != uint16(port) {
-		return netip.AddrPort{}, Usagef("the port of %s and -p %d disagree", arg, port)
+		return netip.AddrPort{}, cli.Usagef("the port of %s and -p %d disagree", arg, port)
 	}
 	return target, nil
 }
@@ -144,7 +146,7 @@ func ParseTarget(arg string, defPort uint16) (ap netip.AddrPort, hasPort bool, e
 	}
 	a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(arg, "["), "]"))
 	if err != nil {
-		return netip.AddrPort{}, false, Usagef("%q is not an IP address or ADDRESS:PORT", arg)
+		return netip.AddrPort{}, false, cli.Usagef("%q is not an IP address or ADDRESS:PORT", arg)
 	}
 	return netip.AddrPortFrom(a.Unmap(), defPort), false, nil
 }
@@ -263,7 +265,7 @@ func NewWithSRQ(a nd.Adapter, conn nd.Connector, cq nd.CompletionQueue, limits n
 
 // Receiver is where the session's Receives are posted: its shared receive
 // queue if it has one, else its endpoint.
-func (s *Session) Receiver() receiver {
+func (s *Session) Receiver() datapath.Receiver {
 	if s.srq != nil {
 		return s.srq
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/cmd/nd/internal/cli"
 	"github.com/godirect/nd/cmd/nd/internal/session"
 )
 
@@ -43,7 +44,7 @@ type config struct {
 }
 
 // Flags defines the flags of nd verify.
-func Flags(stdout, stderr io.Writer) (*flag.FlagSet, session.RunFunc) {
+func Flags(stdout, stderr io.Writer) (*flag.FlagSet, cli.RunFunc) {
 	fs, c, opsFlag := newFlagSet(stdout)
 	return fs, func(ctx context.Context, args []string) error {
 		if err := c.parsed(fs, *opsFlag, args); err != nil {
@@ -115,7 +116,7 @@ func (c *config) parsed(fs *flag.FlagSet, opsFlag string, args []string) error {
 func parseSizes(s string) ([]int, error) {
 	var sizes []int
 	for f := range strings.SplitSeq(s, ",") {
-		var b session.ByteSize
+		var b cli.ByteSize
 		if err := b.Set(f); err != nil {
 			return nil, err
 		}
@@ -136,7 +137,7 @@ func parseOps(s string) ([]op, error) {
 	for f := range strings.SplitSeq(s, ",") {
 		o, ok := map[string]op{"send": opSend, "write": opWrite, "read": opRead}[strings.TrimSpace(f)]
 		if !ok || slices.Contains(ops, o) {
-			return nil, session.Usagef("-ops %q: a list of send, write and read, each once, or idle", s)
+			return nil, cli.Usagef("-ops %q: a list of send, write and read, each once, or idle", s)
 		}
 		ops = append(ops, o)
 	}
@@ -146,28 +147,28 @@ func parseOps(s string) ([]op, error) {
 // check checks the flags and the positional argument.
 func (c *config) check(args []string) error {
 	if len(args) > 1 {
-		return session.Usagef("too many arguments: %q", args)
+		return cli.Usagef("too many arguments: %q", args)
 	}
 	if len(args) == 1 {
 		c.target = args[0]
 	}
 	switch {
 	case c.server && c.client:
-		return session.Usagef("-s and -c exclude each other")
+		return cli.Usagef("-s and -c exclude each other")
 	case c.client && c.target == "":
-		return session.Usagef("-c needs the server's ADDRESS[:PORT]")
+		return cli.Usagef("-c needs the server's ADDRESS[:PORT]")
 	case !c.server && !c.client && c.target != "":
-		return session.Usagef("give -s or -c with an address (without both, both sides run in this process)")
+		return cli.Usagef("give -s or -c with an address (without both, both sides run in this process)")
 	case c.port > 65535:
-		return session.Usagef("-p %d: not a port", c.port)
+		return cli.Usagef("-p %d: not a port", c.port)
 	case c.n < 1:
-		return session.Usagef("-n %d: at least one message of each size", c.n)
+		return cli.Usagef("-n %d: at least one message of each size", c.n)
 	case c.depth < 1 || c.depth > maxDepth:
-		return session.Usagef("-depth %d: from 1 to %d", c.depth, maxDepth)
+		return cli.Usagef("-depth %d: from 1 to %d", c.depth, maxDepth)
 	case c.conns < 0 || c.client && c.conns == 0:
-		return session.Usagef("-conns %d: at least one connection (0 only on the server)", c.conns)
+		return cli.Usagef("-conns %d: at least one connection (0 only on the server)", c.conns)
 	case c.reconnect > 0 && !c.failOK:
-		return session.Usagef("-reconnect follows a failed connection, which needs -fail-ok")
+		return cli.Usagef("-reconnect follows a failed connection, which needs -fail-ok")
 	}
 	return nil
 }

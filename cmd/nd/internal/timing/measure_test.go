@@ -1,4 +1,4 @@
-package session
+package timing
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 // TestSchedule checks the sweep against ndpingpong's: 1 byte to 4 MiB,
 // min(100000, 500*4MiB/size) iterations.
 func TestSchedule(t *testing.T) {
-	steps := Schedule(defaultMaxSize, 0)
+	steps := Schedule(DefaultMaxSize, 0)
 	if len(steps) != 23 {
 		t.Fatalf("%d sizes, want 23", len(steps))
 	}

@@ -1,4 +1,4 @@
-package session
+package datapath
 
 // Registered memory and memory windows for the data tests, and the message
 // that hands a window to the peer.
@@ -161,23 +161,6 @@ func needInOrderDMA(ai nd.AdapterInfo) error {
 		return ErrNoInOrderDMA
 	}
 	return nil
-}
-
-// BindWindow creates a memory window and binds it on s's endpoint over buf,
-// which lies in mr, with rights (nd.FlagAllowRead and/or nd.FlagAllowWrite).
-// res is the Bind's Result, which completes on s's queue in order with the
-// endpoint's other outbound requests. The caller closes the window.
-func (s *Session) BindWindow(res *nd.Result, mr nd.MemoryRegion, buf []byte, rights nd.Flags) (nd.MemoryWindow, nd.MWDescriptor, error) {
-	mw, err := s.Adapter.CreateMemoryWindow(nil)
-	if err != nil {
-		return nil, nd.MWDescriptor{}, fmt.Errorf("CreateMemoryWindow: %w", err)
-	}
-	desc, err := s.EP.Bind(res, mr, mw, buf, rights)
-	if err != nil {
-		mw.Close()
-		return nil, nd.MWDescriptor{}, fmt.Errorf("binding %d bytes: %w", len(buf), err)
-	}
-	return mw, desc, nil
 }
 
 // Stamps returns the last bytes of round k: the client's message ends in

@@ -1,4 +1,4 @@
-package session
+package timing
 
 // The result table of the data tests, in the layout of the ND SDK tools.
 
@@ -111,7 +111,7 @@ func printRow(w io.Writer, s sample) {
 // The ND tools' sweep.
 const (
 	sweepBytes       = 500 * 4 << 20 // a size gets sweepBytes/size iterations, up to the tool's maximum
-	defaultMaxSize   = 4 << 20       // the largest message of the sweep
+	DefaultMaxSize   = 4 << 20       // the largest message of the sweep
 	WarmupIterations = 1000          // iterations before the sweep, of 1 byte
 	// The tools' iterations per size at most: ndpingpong and ndrpingpong
 	// make 100000 round trips, ndping and ndrping 500000 one-way transfers.

@@ -1,6 +1,6 @@
 //go:build !race
 
-package session
+package datapath
 
 import "sync/atomic"
 

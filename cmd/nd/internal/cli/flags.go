@@ -1,4 +1,4 @@
-package session
+package cli
 
 // Flag value types shared by the commands.
 

@@ -1,4 +1,4 @@
-package session
+package datapath
 
 // Data-path helpers shared by the data tests: reaping completions by polling
 // or blocking, scatter/gather lists over a buffer, and a ring of Receives
@@ -169,22 +169,22 @@ func SplitSGL(dst []nd.SGE, buf []byte, region nd.MemoryRegion, n int) []nd.SGE 
 // in flight towards the endpoint or that ignore the bytes; made by
 // NewReceiveSlots, each slot has a buffer of its own.
 type ReceiveRing struct {
-	ep      receiver
+	ep      Receiver
 	sgls    [][]nd.SGE // each slot's scatter/gather list
 	Results []nd.Result
 	head    int // the slot whose completion comes next
 	owed    int // Receives taken and not yet reposted (take)
 }
 
-// receiver is what Receives are posted to: an endpoint, or the shared
+// Receiver is what Receives are posted to: an endpoint, or the shared
 // receive queue of one endpoint (so that they still complete in post
 // order).
-type receiver interface {
+type Receiver interface {
 	Receive(res *nd.Result, sgl []nd.SGE) error
 }
 
 // NewReceiveRing posts depth Receives into sgl on ep.
-func NewReceiveRing(ep receiver, sgl []nd.SGE, depth int) (*ReceiveRing, error) {
+func NewReceiveRing(ep Receiver, sgl []nd.SGE, depth int) (*ReceiveRing, error) {
 	sgls := make([][]nd.SGE, depth)
 	for i := range sgls {
 		sgls[i] = sgl
@@ -194,7 +194,7 @@ func NewReceiveRing(ep receiver, sgl []nd.SGE, depth int) (*ReceiveRing, error) 
 
 // NewReceiveSlots posts depth Receives on ep, each into its own part of buf
 // (in region), of len(buf)/depth bytes.
-func NewReceiveSlots(ep receiver, buf []byte, region nd.MemoryRegion, depth int) (*ReceiveRing, error) {
+func NewReceiveSlots(ep Receiver, buf []byte, region nd.MemoryRegion, depth int) (*ReceiveRing, error) {
 	sgls := make([][]nd.SGE, depth)
 	size := len(buf) / depth
 	for i := range sgls {
@@ -204,7 +204,7 @@ func NewReceiveSlots(ep receiver, buf []byte, region nd.MemoryRegion, depth int)
 }
 
 // postReceives posts a Receive into each of sgls.
-func postReceives(ep receiver, sgls [][]nd.SGE) (*ReceiveRing, error) {
+func postReceives(ep Receiver, sgls [][]nd.SGE) (*ReceiveRing, error) {
 	r := &ReceiveRing{ep: ep, sgls: sgls, Results: make([]nd.Result, len(sgls))}
 	for i := range r.Results {
 		if err := ep.Receive(&r.Results[i], sgls[i]); err != nil {

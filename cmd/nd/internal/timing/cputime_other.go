@@ -1,6 +1,6 @@
 //go:build !unix && !windows
 
-package session
+package timing
 
 import "time"
 

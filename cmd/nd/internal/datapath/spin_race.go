@@ -1,6 +1,6 @@
 //go:build race
 
-package session
+package datapath
 
 // LoadWord returns *p for LoadByte, out of the race detector's sight.
 //
