@@ -2,48 +2,43 @@
 
 package shm
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/godirect/nd/internal/phasetest"
+)
+
+var linkPhases = []linkPhase{phaseSetup, phaseRunning, phaseDraining, phaseClosed}
 
 // TestLinkLifecycle walks every pair of phases: the legal steps are taken,
-// every other is refused and leaves the phase as it was.
+// every other is refused and leaves the phase as it was (closed() says
+// whether it is phaseClosed); and it takes a link's life, as Attach, the
+// watcher and shutdown take it, to its closed end.
 func TestLinkLifecycle(t *testing.T) {
-	phases := []linkPhase{phaseSetup, phaseRunning, phaseDraining, phaseClosed}
-	legal := map[[2]linkPhase]bool{
-		{phaseSetup, phaseRunning}:    true,
-		{phaseSetup, phaseClosed}:     true,
-		{phaseRunning, phaseDraining}: true,
-		{phaseRunning, phaseClosed}:   true,
-		{phaseDraining, phaseClosed}:  true,
-	}
-	for _, from := range phases {
-		for _, to := range phases {
-			var c lifecycle
-			c.v.Store(uint32(from))
-			got := c.to(to)
-			want := legal[[2]linkPhase{from, to}]
-			if got != want {
-				t.Errorf("%v → %v: to reported %v, want %v", from, to, got, want)
-			}
-			after := from
-			if want {
-				after = to
-			}
-			if c.phase() != after {
-				t.Errorf("%v → %v: phase %v after, want %v", from, to, c.phase(), after)
-			}
-			if c.closed() != (after == phaseClosed) {
-				t.Errorf("%v → %v: closed() %v in phase %v", from, to, c.closed(), after)
-			}
+	phasetest.Walk(t, linkPhases, [][2]linkPhase{
+		{phaseSetup, phaseRunning},
+		{phaseSetup, phaseClosed},
+		{phaseRunning, phaseDraining},
+		{phaseRunning, phaseClosed},
+		{phaseDraining, phaseClosed},
+	}, func(from, to linkPhase) (bool, linkPhase) {
+		var c lifecycle
+		c.v.Store(uint32(from))
+		ok := c.to(to)
+		if c.closed() != (c.phase() == phaseClosed) {
+			t.Errorf("%v → %v: closed() %v in phase %v", from, to, c.closed(), c.phase())
 		}
-	}
-	// A link's whole life, as Attach, the watcher and shutdown take it.
-	var c lifecycle
-	for _, step := range []linkPhase{phaseRunning, phaseDraining, phaseClosed} {
-		if !c.to(step) {
-			t.Fatalf("step to %v refused from %v", step, c.phase())
-		}
-	}
-	if c.to(phaseRunning) || c.to(phaseClosed) {
-		t.Fatalf("a closed link moved on")
-	}
+		return ok, c.phase()
+	})
+	phasetest.Lives(t, phaseSetup, [][]linkPhase{
+		{phaseRunning, phaseDraining, phaseClosed},
+		{phaseRunning, phaseClosed},
+		{phaseClosed},
+	}, linkPhases, func(cur *linkPhase, to linkPhase) bool {
+		var c lifecycle
+		c.v.Store(uint32(*cur))
+		ok := c.to(to)
+		*cur = c.phase()
+		return ok
+	})
 }
