@@ -20,6 +20,7 @@ var writeCases = []testCase{
 	{"InlineTooLong", `docs/semantics.md "inline data": inline bytes beyond the granted inline size fail ND_BUFFER_OVERFLOW`, writeInlineTooLong},
 	{"TooManySGEs", `docs/semantics.md "posting checks": more SGEs than OutboundSGE fail ND_DATA_OVERRUN`, writeTooManySGEs},
 	{"SilentSuccess", `docs/semantics.md "silent success": ND_OP_FLAG_SILENT_SUCCESS suppresses the completion of a successful Write`, writeSilentSuccess},
+	{"PolledByteAnswered", `docs/semantics.md "in-order placement": a polled last byte is stored once, after the rest, so a poller may answer in that very byte`, writePolledByteAnswered},
 	{"SendAfterWrite", `docs/semantics.md "Send after Write": a Send posted after a Write is received after the Write's data is placed`, writeSendAfterWrite},
 	{"AccessViolation/PastEnd", `docs/semantics.md "refused Read or Write": a Write beyond the window, through a forged descriptor or to a window without write access completes ND_ACCESS_VIOLATION and ends the connection`, writeViolation(nd.FlagAllowWrite, false, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) { return d, d.Length - 99, 100 })},
 	{"AccessViolation/OffsetWraps", `docs/semantics.md "refused Read or Write": a Write beyond the window, through a forged descriptor or to a window without write access completes ND_ACCESS_VIOLATION and ends the connection`, writeViolation(nd.FlagAllowWrite, true, func(d nd.MWDescriptor) (nd.MWDescriptor, uint64, int) { return d, ^uint64(0) - 3, 16 })},

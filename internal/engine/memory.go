@@ -203,7 +203,7 @@ func (ep *Endpoint) copyAt(token uint32, addr uint64, b []byte, write bool) Faul
 	switch {
 	case f != FaultNone:
 	case write:
-		copy(mem, b)
+		Place(mem, b)
 	default:
 		copy(b, mem)
 	}

@@ -40,6 +40,12 @@ func Split(local nd.Provider, localAddr, remoteAddr netip.Addr, c *Client) *Spli
 	return &SplitProvider{local: local, localAddr: localAddr, remoteAddr: remoteAddr, c: c}
 }
 
+// MemoryInStepAtCalls reports true: a registration's bytes are in step
+// between the two processes only at the calls of the nd interfaces, so a
+// test that polls memory for a Write to land (and writes it back) cannot
+// run over a split provider.
+func (s *SplitProvider) MemoryInStepAtCalls() bool { return true }
+
 // Name returns the local provider's name.
 func (s *SplitProvider) Name() string { return s.local.Name() }
 

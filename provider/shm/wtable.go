@@ -426,7 +426,9 @@ func (l *link) directCopy(wr *engine.WorkRequest) bool {
 		if shmring.Load64(seq) == s1 {
 			switch {
 			case mem != nil && write:
-				gatherAt(mem, wr.SGL, 0)
+				// The peer may poll the last byte and overwrite it
+				// at once: it is stored once, last (engine.Place).
+				engine.GatherInOrder(mem, wr.SGL)
 				ok = true
 				l.segOps++
 			case mem != nil:

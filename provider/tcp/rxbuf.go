@@ -3,6 +3,8 @@ package tcp
 import (
 	"errors"
 	"io"
+
+	"github.com/godirect/nd/internal/engine"
 )
 
 // errBufferFull: a peek asked for more bytes than the buffer holds.
@@ -148,7 +150,9 @@ func (b *rxBuffer) Read(p []byte) (int, error) {
 		}
 		b.w, b.err = n, err
 	}
-	n := copy(p, b.buf[b.r:b.w])
+	// Place, not copy: p may be an inbound Write's bytes, whose last
+	// byte the application polls and may overwrite at once.
+	n := engine.Place(p, b.buf[b.r:b.w])
 	b.r += n
 	return n, nil
 }
