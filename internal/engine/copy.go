@@ -38,11 +38,11 @@ const (
 // memmove may store a byte twice: a one-byte copy stores it with two
 // instructions, and a copy whose tail is one byte past a block does the
 // same with the last byte. A poller that saw the first of those stores
-// and wrote its answer could have that answer undone by the second (on
-// this 2-core host it happened in 1 round trip in 200 of a tight
-// ping-pong). Place stores the last byte once, by its own store after the
-// others, so the last byte changes exactly once and only after the rest
-// is in place (in-order placement).
+// and wrote its answer could have that answer undone by the second
+// (TestPlaceStoresLastByteOnce; docs/tcp-transport.md). Place stores the
+// last byte once, by its own store after the others, so the last byte
+// changes exactly once and only after the rest is in place (in-order
+// placement).
 func Place(dst, src []byte) int {
 	n := min(len(dst), len(src))
 	if n == 0 {
