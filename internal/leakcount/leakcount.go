@@ -18,7 +18,12 @@ var markers = [][]byte{
 
 // ProviderGoroutines returns the stacks of the goroutines, other than the
 // caller's, that run provider or internal code. Safe for concurrent use.
-func ProviderGoroutines() [][]byte {
+func ProviderGoroutines() [][]byte { return Goroutines(markers...) }
+
+// Goroutines returns the stacks of the goroutines, other than the caller's,
+// in which any of the markers appears (a package path and a dot names
+// that package's functions). Safe for concurrent use.
+func Goroutines(markers ...[]byte) [][]byte {
 	buf := make([]byte, 1<<20)
 	for {
 		n := runtime.Stack(buf, true)

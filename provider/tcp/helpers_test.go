@@ -4,14 +4,13 @@ package tcp_test
 // waits with deadlines and the goroutine leak check.
 
 import (
-	"bytes"
 	"context"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/godirect/nd"
+	"github.com/godirect/nd/internal/leakcount"
 )
 
 // waitResult returns the next completion of cq, or nil if none arrives
@@ -36,32 +35,17 @@ func waitResult(cq nd.CompletionQueue, deadline time.Time) *nd.Result {
 // providerStackMarkers name the packages whose goroutines must not outlive
 // a connection: the transport and the engine (not the tests, whose frames
 // are in package tcp_test).
-var providerStackMarkers = []string{
-	"github.com/godirect/nd/provider/tcp.",
-	"github.com/godirect/nd/internal/engine.",
+var providerStackMarkers = [][]byte{
+	[]byte("github.com/godirect/nd/provider/tcp."),
+	[]byte("github.com/godirect/nd/internal/engine."),
 }
 
 // providerGoroutines returns the stacks of the goroutines running code of
 // provider/tcp or internal/engine.
 func providerGoroutines() []string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
 	var out []string
-	for _, g := range bytes.Split(buf, []byte("\n\n")) {
-		s := string(g)
-		for _, m := range providerStackMarkers {
-			if strings.Contains(s, m) {
-				out = append(out, s)
-				break
-			}
-		}
+	for _, g := range leakcount.Goroutines(providerStackMarkers...) {
+		out = append(out, string(g))
 	}
 	return out
 }
