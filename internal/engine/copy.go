@@ -66,32 +66,20 @@ func Gather(dst []byte, sgl []nd.SGE) int {
 }
 
 // GatherInOrder is Gather with the in-order guarantee for RDMA Write: the
-// last byte of the whole copy is stored last.
+// last byte of the whole copy is stored once, after the rest (Place).
 func GatherInOrder(dst []byte, sgl []nd.SGE) int {
-	total := 0
-	for i := range sgl {
-		total += len(sgl[i].Buffer)
-	}
-	if total == 0 {
-		return 0
+	last := len(sgl) - 1
+	for last >= 0 && len(sgl[last].Buffer) == 0 {
+		last--
 	}
 	n := 0
-	for i := range sgl {
-		b := sgl[i].Buffer
-		if n+len(b) == total {
-			b = b[:len(b)-1]
-		}
-		n += Copy(dst[n:], b)
-		if n == total-1 {
-			break
-		}
+	for i := 0; i < last; i++ {
+		n += Copy(dst[n:], sgl[i].Buffer)
 	}
-	last := sgl[len(sgl)-1].Buffer
-	for i := len(sgl) - 1; len(last) == 0; i-- {
-		last = sgl[i-1].Buffer
+	if last >= 0 {
+		n += Place(dst[n:], sgl[last].Buffer)
 	}
-	dst[total-1] = last[len(last)-1]
-	return total
+	return n
 }
 
 // Scatter copies src into the entries of sgl in order and returns the

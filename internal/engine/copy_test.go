@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"testing"
+
+	"github.com/godirect/nd"
 )
 
 // TestCopy: Copy moves exactly min(len(dst), len(src)) bytes, whatever
@@ -50,5 +52,26 @@ func BenchmarkCopy(b *testing.B) {
 				copy(dst, src)
 			}
 		})
+	}
+}
+
+// TestGatherInOrder gathers lists whose last entries are empty or one byte
+// long: the bytes land in order, all of them, and nothing past them.
+func TestGatherInOrder(t *testing.T) {
+	for _, lens := range [][]int{{}, {0}, {1}, {3, 1}, {3, 1, 0, 0}, {0, 5}, {4, 0, 7, 0}, {1, 1, 1}} {
+		var sgl []nd.SGE
+		var want []byte
+		for i, n := range lens {
+			b := make([]byte, n)
+			for j := range b {
+				b[j] = byte(10*i + j + 1)
+			}
+			sgl = append(sgl, nd.SGE{Buffer: b})
+			want = append(want, b...)
+		}
+		dst := bytes.Repeat([]byte{0xee}, len(want)+2)
+		if n := GatherInOrder(dst, sgl); n != len(want) || !bytes.Equal(dst[:n], want) || dst[n] != 0xee || dst[n+1] != 0xee {
+			t.Errorf("lengths %v: GatherInOrder = %d, dst %x; want %d, %x then ee ee", lens, n, dst, len(want), want)
+		}
 	}
 }
