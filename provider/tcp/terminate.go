@@ -132,50 +132,9 @@ func (l *link) rxTerminate(body []byte) error {
 	switch {
 	case known && culprit.Opcode == iwarp.OpReadRequest,
 		!known && status == nd.ErrAccessViolation && t.Layer == iwarp.TermLayerRDMAP:
-		// An RDMAP protection error is about a Read Request. The peer
-		// serves those in order: every Read before the refused one was
-		// answered in full, so when the Terminate copies no header, or
-		// one that names no Read waiting (Linux 6.1's siw copies one
-		// whose MSN field holds the Read's size), the oldest Read
-		// waiting is it.
-		var e *readEntry
-		for i := 0; known && i < l.orq.Len(); i++ {
-			if x := l.orq.At(i); x.msn == culprit.MSN && x.wr != nil {
-				e = x
-				break
-			}
-		}
-		if e == nil && l.orq.Len() > 0 && l.orq.At(0).wr != nil {
-			e = l.orq.At(0)
-		}
-		if e != nil {
-			r := *e
-			read = &r
-			e.wr = nil // completed here, not by cleanup
-		}
+		read = l.takeRefusedReadLocked(culprit, known)
 	case known:
-		for l.unconfirmed.Len() > 0 {
-			e := l.unconfirmed.Pop()
-			match := false
-			if culprit.Tagged() {
-				match = e.msn == 0 && e.wr.Remote.Token == culprit.STag
-			} else {
-				match = e.msn == culprit.MSN && e.msn != 0
-			}
-			if match {
-				blamed = &e
-				break
-			}
-			done = append(done, e)
-		}
-		if blamed == nil {
-			// Nothing matched: the peer's complaint is not about a
-			// message still waiting; put them back for cleanup.
-			for i := len(done) - 1; i >= 0; i-- {
-				l.unconfirmed.Push(done[i])
-			}
-			done = nil
-		}
+		done, blamed = l.takeBlamedLocked(culprit)
 	}
 	l.mu.Unlock()
 	if ep != nil {
@@ -194,6 +153,57 @@ func (l *link) rxTerminate(body []byte) error {
 	}
 	l.shutdown(status, nil, true)
 	return errStop
+}
+
+// takeRefusedReadLocked returns the waiting Read a Terminate about a Read
+// Request names (nil: none waits), taken from the queue's care: the caller
+// completes it. The peer serves Reads in order: every Read before the
+// refused one was answered in full, so when the Terminate copies no header
+// (known false), or one that names no Read waiting (Linux 6.1's siw copies
+// one whose MSN field holds the Read's size), the oldest Read waiting is
+// it. l.mu held.
+func (l *link) takeRefusedReadLocked(culprit iwarp.SegmentHeader, known bool) *readEntry {
+	var e *readEntry
+	for i := 0; known && i < l.orq.Len(); i++ {
+		if x := l.orq.At(i); x.msn == culprit.MSN && x.wr != nil {
+			e = x
+			break
+		}
+	}
+	if e == nil && l.orq.Len() > 0 && l.orq.At(0).wr != nil {
+		e = l.orq.At(0)
+	}
+	if e == nil {
+		return nil
+	}
+	r := *e
+	e.wr = nil // completed by the caller, not by cleanup
+	return &r
+}
+
+// takeBlamedLocked takes from the unconfirmed Sends and Writes, oldest
+// first, the ones before the message culprit names (done: they completed at
+// the peer) and that message (blamed). When none matches, the Terminate is
+// not about a message still waiting: all stay for cleanup, and both results
+// are nil. l.mu held.
+func (l *link) takeBlamedLocked(culprit iwarp.SegmentHeader) (done []sentEntry, blamed *sentEntry) {
+	for l.unconfirmed.Len() > 0 {
+		e := l.unconfirmed.Pop()
+		match := false
+		if culprit.Tagged() {
+			match = e.msn == 0 && e.wr.Remote.Token == culprit.STag
+		} else {
+			match = e.msn == culprit.MSN && e.msn != 0
+		}
+		if match {
+			return done, &e
+		}
+		done = append(done, e)
+	}
+	for i := len(done) - 1; i >= 0; i-- {
+		l.unconfirmed.Push(done[i])
+	}
+	return nil, nil
 }
 
 // rtrBeforeClose appends to dst the ready-to-receive frame an active link
