@@ -200,8 +200,8 @@ func (l *link) takeBlamedLocked(culprit iwarp.SegmentHeader) (done []sentEntry, 
 		}
 		done = append(done, e)
 	}
-	for i := len(done) - 1; i >= 0; i-- {
-		l.unconfirmed.Push(done[i])
+	for _, e := range done { // the queue is empty: back in their order
+		l.unconfirmed.Push(e)
 	}
 	return nil, nil
 }
