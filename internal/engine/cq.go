@@ -216,24 +216,12 @@ func (q *CQ) Notify(ctx context.Context, typ nd.NotifyType) error {
 		q.mu.Unlock()
 		return nd.ErrBufferOverflow
 	}
-	switch typ {
-	case nd.NotifyAny:
-		if q.pendingAny {
-			q.pendingAny, q.pendingSolicited = false, false
-			q.mu.Unlock()
-			return nil
-		}
-		q.waitAny++
-	case nd.NotifySolicited:
-		if q.pendingSolicited {
-			q.pendingAny, q.pendingSolicited = false, false
-			q.mu.Unlock()
-			return nil
-		}
-		q.waitSolicited++
-	case nd.NotifyErrors:
-		q.waitErrors++
+	if q.pendingLocked(typ) {
+		q.pendingAny, q.pendingSolicited = false, false
+		q.mu.Unlock()
+		return nil
 	}
+	q.countWaiterLocked(typ, 1)
 	w := q.takeWaiterLocked()
 	w.typ = typ
 	q.waiters = append(q.waiters, w)
@@ -249,31 +237,54 @@ func (q *CQ) Notify(ctx context.Context, typ nd.NotifyType) error {
 		return st.Err()
 	case <-ctx.Done():
 	}
-	q.mu.Lock()
-	for i, x := range q.waiters {
-		if x == w {
-			last := len(q.waiters) - 1
-			copy(q.waiters[i:], q.waiters[i+1:])
-			q.waiters[last] = nil
-			q.waiters = q.waiters[:last]
-			switch typ {
-			case nd.NotifyAny:
-				q.waitAny--
-			case nd.NotifySolicited:
-				q.waitSolicited--
-			case nd.NotifyErrors:
-				q.waitErrors--
-			}
-			q.spare = append(q.spare, w)
-			q.mu.Unlock()
-			return canceled("Notify", ctx.Err())
-		}
+	if q.forgetWaiter(w) {
+		return canceled("Notify", ctx.Err())
 	}
-	q.mu.Unlock()
 	// It fired just as ctx ended: the firing wins.
 	st = <-w.ch
 	q.putWaiter(w)
 	return st.Err()
+}
+
+// pendingLocked reports whether a completion that arrived since the queue
+// was last drained satisfies a Notify of typ at once. q.mu held.
+func (q *CQ) pendingLocked(typ nd.NotifyType) bool {
+	switch typ {
+	case nd.NotifyAny:
+		return q.pendingAny
+	case nd.NotifySolicited:
+		return q.pendingSolicited
+	}
+	return false
+}
+
+// countWaiterLocked adds d to the count of waiting Notify calls of typ.
+// q.mu held.
+func (q *CQ) countWaiterLocked(typ nd.NotifyType, d int) {
+	switch typ {
+	case nd.NotifyAny:
+		q.waitAny += d
+	case nd.NotifySolicited:
+		q.waitSolicited += d
+	case nd.NotifyErrors:
+		q.waitErrors += d
+	}
+}
+
+// forgetWaiter takes w, whose Notify's context ended, out of the waiting
+// calls and keeps it for reuse; it reports false when a firing took it
+// first (its status is then in w.ch).
+func (q *CQ) forgetWaiter(w *notifyWaiter) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	i := slices.Index(q.waiters, w)
+	if i < 0 {
+		return false
+	}
+	q.waiters = slices.Delete(q.waiters, i, i+1)
+	q.countWaiterLocked(w.typ, -1)
+	q.spare = append(q.spare, w)
+	return true
 }
 
 // Resize implements nd.CompletionQueue.
