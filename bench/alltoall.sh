@@ -17,7 +17,12 @@
 #        shared memory within a node, UCX between nodes, UCX_TLS=tcp,self by
 #        default so that UCX does not reach across namespaces through the
 #        host's shared memory: set UCX_TLS= to let UCX choose);
-#   go:  (MODES="nd mpi go") bench/alltoall -mode go, plain Go sockets.
+#   nd-sends: nd, with each exchange also waiting for its own Sends'
+#        completions (provider/tcp reports them once the peer confirmed the
+#        data placed); nd leaves them to the exchange after next, which
+#        reuses the buffer, as MPI's eager protocol returns before the data
+#        is acknowledged;
+#   go:  (MODES="nd nd-sends mpi go") bench/alltoall -mode go, plain Go sockets.
 # An exchange's time is the slowest rank's, from its release from the
 # barrier until its part of the all-to-all completed; the table shows the
 # median over REPS exchanges in each of ROUNDS sweeps (the modes taking
@@ -30,7 +35,7 @@
 # happens (a failing rank, Ctrl-C); every job has a timeout, and the
 # processes of a job that outlive it are counted and killed.
 #
-#   sudo bash bench/alltoall.sh    # REPS=11 ROUNDS=3 PS="2 4 8 16 32" PPN=2 SPIN=50us MODES="nd mpi"
+#   sudo bash bench/alltoall.sh    # REPS=11 ROUNDS=3 PS="2 4 8 16 32" PPN=2 SPIN=50us MODES="nd nd-sends mpi"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" != 0 ]; then
@@ -46,7 +51,7 @@ rounds=${ROUNDS:-3}
 spin=${SPIN:-50us}
 counts=${PS:-"2 4 8 16 32"}
 ppn=${PPN:-2}
-modes=${MODES:-"nd mpi"}
+modes=${MODES:-"nd nd-sends mpi"}
 ucx_tls=${UCX_TLS-tcp,self}
 sizes="8 65536"
 out=${OUT:-bench/alltoall-results.txt}
@@ -255,7 +260,10 @@ def hosts(p):
 out = ["MPI's all-to-all between P processes started by MPICH's mpiexec over network namespaces standing for hosts (bench/alltoall.sh)",
        f"placement: {ppn} ranks per namespace (1 for P = 2), every rank of a job started by mpiexec -n P (Hydra {mpich}), its rank from PMI",
        "nd: bench/alltoall -mode nd: package mesh, shm between the ranks of a namespace, tcp between namespaces, every endpoint",
-       f"    of a provider on one completion queue, a dissemination barrier; an idle rank polls for {spin}, then waits in Notify",
+       f"    of a provider on one completion queue, a dissemination barrier; an idle rank polls for {spin}, then waits in Notify;",
+       "    each exchange sends from one of two buffers and ends when its data arrived; its Sends' completions are waited for",
+       "    before the exchange after next reuses the buffer (MPI's eager sends return before the peer acknowledged the data)",
+       "nd-sends: nd, each exchange also waiting for its own Sends' completions (tcp: the peer confirmed the data placed)",
        f"mpi: bench/alltoall/mpi/alltoall.c, MPI_Barrier then MPI_Alltoall (Debian's MPICH {mpich}, ch4:ucx, UCX_TLS={ucx_tls or '(UCX chooses)'})",
        "exchange: the slowest rank's time from its release from the barrier until its part of the all-to-all completed; every byte checked",
        f"median and quartiles of {reps} exchanges in each of {rounds} sweeps, the modes taking turns; nd/mpi: nd's median over mpi's (at most 1.00: target met)",
@@ -263,7 +271,7 @@ out = ["MPI's all-to-all between P processes started by MPICH's mpiexec over net
        "  (nd: pmi.Init, mesh.Build, the first barrier round; mpi: MPI_Init, MPI_Barrier); median of the sweeps' runs of both sizes",
        f"host: {cores} cores shared with other work, all P processes on them; commit {commit}",
        "",
-       f"{'P':>3} {'hosts':>5} {'M':>6} {'mode':4} {'exchange us':>11} {'quartiles us':>21} {'nd/mpi':>7}"]
+       f"{'P':>3} {'hosts':>5} {'M':>6} {'mode':8} {'exchange us':>11} {'quartiles us':>21} {'nd/mpi':>7}"]
 keys = set(runs) | set(failed)
 for p, m in sorted({(k[0], k[1]) for k in keys}):
     med = {}
@@ -278,7 +286,7 @@ for p, m in sorted({(k[0], k[1]) for k in keys}):
         if hung[(p, m, mode)]:
             note += f"  ({len(hung[(p, m, mode)])} of {rounds} jobs hung after printing, killed)"
         if not x:
-            out.append(f"{p:>3} {hosts(p):>5} {m:>6} {mode:4} {'FAILED':>11}{note}")
+            out.append(f"{p:>3} {hosts(p):>5} {m:>6} {mode:8} {'FAILED':>11}{note}")
             continue
         q = statistics.quantiles(x, n=4) if len(x) > 1 else [x[0]] * 3
         ratio = ""
@@ -286,7 +294,7 @@ for p, m in sorted({(k[0], k[1]) for k in keys}):
             r = med["nd"] / med["mpi"]
             ratio = f"{r:.2f}" + (" met" if r <= 1 else " MISSED")
         quart = f"{q[0]/1e3:.1f} - {q[2]/1e3:.1f}"
-        out.append(f"{p:>3} {hosts(p):>5} {m:>6} {mode:4} {med[mode]/1e3:>11.1f} {quart:>21} {ratio:>7}{note}")
+        out.append(f"{p:>3} {hosts(p):>5} {m:>6} {mode:8} {med[mode]/1e3:>11.1f} {quart:>21} {ratio:>7}{note}")
 out += ["", f"{'P':>3} {'hosts':>5} " + " ".join(f"{mode + ' wire-up ms':>16}" for mode in modes) + f" {'nd/mpi':>7}"]
 for p in sorted({k[0] for k in keys}):
     w = {mode: wireups(p, mode) for mode in modes}

@@ -72,7 +72,7 @@ func runRanks(t *testing.T, mode string, p, m, reps int, tamper func(to, k int, 
 // TestExchange: every rank of every mode completes every exchange with
 // every byte it received checked, and reports a duration for each.
 func TestExchange(t *testing.T) {
-	for _, mode := range []string{"nd", "go"} {
+	for _, mode := range []string{"nd", "nd-sends", "go"} {
 		for _, m := range []int{8, 65536} {
 			t.Run(fmt.Sprintf("%s/M=%d", mode, m), func(t *testing.T) {
 				const p, reps = 4, 3
@@ -102,7 +102,7 @@ func TestExchangeOddRanks(t *testing.T) {
 
 // TestExchangeTwoRanks: the smallest run, an odd message size.
 func TestExchangeTwoRanks(t *testing.T) {
-	for _, mode := range []string{"nd", "go"} {
+	for _, mode := range []string{"nd", "nd-sends", "go"} {
 		t.Run(mode, func(t *testing.T) { exchange(t, mode, 2, 13, 2) })
 	}
 }

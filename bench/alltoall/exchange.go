@@ -17,6 +17,10 @@ type params struct {
 	M    int           // bytes each rank sends to each other rank per exchange
 	Reps int           // exchanges
 	Spin time.Duration // nd: how long an idle rank polls its queue before it waits in Notify; < 0 polls only
+	// SendsTimed (nd): an exchange also waits for its Sends' completions,
+	// which provider/tcp reports once the peer confirmed the data placed,
+	// instead of leaving them to the exchange after next.
+	SendsTimed bool
 
 	// tamper, when not nil, may change what this rank sends to rank to in
 	// exchange k, after the pattern was written (tests).

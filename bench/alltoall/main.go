@@ -28,6 +28,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net/netip"
@@ -42,7 +43,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("mode", "nd", "nd (godirect: shm within a host, tcp between hosts) or go (net.Conn)")
+	mode := flag.String("mode", "nd", "nd (godirect: shm within a host, tcp between hosts), nd-sends (nd, each exchange also waiting for its Sends' completions) or go (net.Conn)")
 	var prm params
 	flag.IntVar(&prm.M, "m", 8, "bytes each rank sends to each other rank per exchange")
 	flag.IntVar(&prm.Reps, "reps", 5, "exchanges")
@@ -50,10 +51,15 @@ func main() {
 	timeout := flag.Duration("timeout", time.Minute, "the bound on the whole run")
 	flag.Parse()
 	if err := run(*mode, prm, *timeout); err != nil {
-		fmt.Fprintf(os.Stderr, "alltoall: %v\n", err)
+		if !errors.Is(err, errReported) {
+			fmt.Fprintf(os.Stderr, "alltoall: %v\n", err)
+		}
 		os.Exit(1)
 	}
 }
+
+// errReported marks an error that was printed already.
+var errReported = errors.New("reported")
 
 func run(mode string, prm params, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -64,12 +70,15 @@ func run(mode string, prm params, timeout time.Duration) error {
 	}
 	defer cl.Close()
 	prm.Rank, prm.P = cl.Rank(), cl.Size()
+	// A failing rank prints its error before it asks the launcher to
+	// abort the job: the launcher may kill it at once.
 	fail := func(err error) error {
 		err = fmt.Errorf("rank %d of %d: %w", prm.Rank, prm.P, err)
+		fmt.Fprintf(os.Stderr, "alltoall: %v\n", err)
 		actx, acancel := context.WithTimeout(context.Background(), time.Second)
 		defer acancel()
 		cl.Abort(actx, 1, err.Error())
-		return err
+		return fmt.Errorf("%w: %w", errReported, err)
 	}
 	// The run ends when the launcher goes away.
 	wctx, stop := cl.Watch(ctx)
@@ -103,6 +112,9 @@ func newRank(mode string, prm params, cfg mesh.Config, goAddr netip.AddrPort) (r
 	switch mode {
 	case "nd":
 		return newNDRank(prm, cfg)
+	case "nd-sends":
+		prm.SendsTimed = true
+		return newNDRank(prm, cfg)
 	case "go":
 		if !goAddr.IsValid() {
 			a, err := mesh.HostAddr()
@@ -113,7 +125,7 @@ func newRank(mode string, prm params, cfg mesh.Config, goAddr netip.AddrPort) (r
 		}
 		return newGoRank(prm, goAddr)
 	}
-	return nil, fmt.Errorf("mode %q: want nd or go", mode)
+	return nil, fmt.Errorf("mode %q: want nd, nd-sends or go", mode)
 }
 
 // formatLine is the line a rank prints, which bench/alltoall.sh parses.

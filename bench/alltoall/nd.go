@@ -13,14 +13,18 @@ import (
 // ndProtocol is the ND protocol number the ranks listen and connect with.
 const ndProtocol = nd.ProtocolTCP
 
-// ndDepth is each endpoint's queue depth: at most a control message and an
-// exchange's message are outstanding per direction.
+// ndDepth is each endpoint's queue depth: at most two control messages and
+// two exchanges' messages are outstanding per direction.
 const ndDepth = 4
 
+// The ranks post no Read: the outbound read limit is 0, so that the peer's
+// inbound read limit is left whole to provider/tcp's confirmation Reads
+// (two of them: a control message's and the exchange's, one for each
+// rather than one after the other).
 var ndLimits = nd.EndpointLimits{
 	InboundEntries: ndDepth, OutboundEntries: ndDepth,
 	InboundSGE: 1, OutboundSGE: 1,
-	InboundReadLimit: 1, OutboundReadLimit: 1,
+	InboundReadLimit: 1, OutboundReadLimit: 0,
 }
 
 // The kinds of request a rank posts; ndRank.count counts their completions.
@@ -60,15 +64,24 @@ type ndRank struct {
 }
 
 // ndPeer is this rank's connection to one other rank, with one registered
-// buffer holding the exchange's send and receive buffers and the control
+// buffer holding the exchanges' send and receive buffers and the control
 // messages' ones.
+//
+// Exchange k sends from send buffer k&1, as MPI's eager protocol sends
+// from a buffer of its own: the exchange is over once its data arrived,
+// and its Send completes meanwhile; exchange k+2 waits for that completion
+// before it writes the buffer again.
 type ndPeer struct {
 	rank int
 	ep   nd.Endpoint
 	mr   nd.MemoryRegion
 
-	sendBuf, recvBuf, ctrlOut    []byte
-	sendSGL, recvSGL, ctrlOutSGL []nd.SGE
+	sendBuf             [2][]byte
+	sendSGL             [2][]nd.SGE
+	send                [2]nd.Result
+	sending             [2]bool // the Send from sendBuf[i] has not completed
+	recvBuf, ctrlOut    []byte
+	recvSGL, ctrlOutSGL []nd.SGE
 
 	// Two control Receives, for rounds k and k+1 (by the round's parity):
 	// the next round's is posted while this round's waits.
@@ -77,7 +90,7 @@ type ndPeer struct {
 	ctrlRecv  [2]nd.Result
 	ctrlRound [2]int // the round the control Receive expects
 
-	send, recv, ctrlSend nd.Result
+	recv, ctrlSend nd.Result
 
 	// ctrlGot is one past the round of the last control message received
 	// from this peer (they come in round order): its message of barrier
@@ -88,7 +101,7 @@ type ndPeer struct {
 type ndOp struct {
 	kind opKind
 	peer *ndPeer
-	slot int // a control Receive's
+	slot int // a control Receive's, a Send's buffer
 }
 
 // newNDRank returns a rank that builds its mesh with cfg (its Limits and
@@ -147,21 +160,23 @@ func (r *ndRank) prepare(mp *mesh.Peer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	m := r.prm.M
-	buf := make([]byte, 2*m+3*ctrlSize)
+	buf := make([]byte, 3*m+3*ctrlSize)
 	mr, err := mp.Transport.Adapter.RegisterMemory(ctx, buf)
 	if err != nil {
 		return fmt.Errorf("RegisterMemory: %w", err)
 	}
-	c := buf[2*m:]
+	c := buf[3*m:]
 	p := &ndPeer{rank: mp.Rank, ep: mp.Endpoint, mr: mr,
-		sendBuf: buf[:m], recvBuf: buf[m : 2*m],
+		sendBuf: [2][]byte{buf[:m], buf[m : 2*m]}, recvBuf: buf[2*m : 3*m],
 		ctrlOut: c[:ctrlSize], ctrlIn: [2][]byte{c[ctrlSize : 2*ctrlSize], c[2*ctrlSize : 3*ctrlSize]}}
-	p.sendSGL = []nd.SGE{{Buffer: p.sendBuf, Region: mr}}
 	p.recvSGL = []nd.SGE{{Buffer: p.recvBuf, Region: mr}}
 	p.ctrlOutSGL = []nd.SGE{{Buffer: p.ctrlOut, Region: mr}}
 	r.mu.Lock()
 	r.peers[p.rank] = p
-	r.ops[&p.send] = ndOp{kind: dataSend, peer: p}
+	for i := range p.send {
+		p.sendSGL[i] = []nd.SGE{{Buffer: p.sendBuf[i], Region: mr}}
+		r.ops[&p.send[i]] = ndOp{kind: dataSend, peer: p, slot: i}
+	}
 	r.ops[&p.recv] = ndOp{kind: dataRecv, peer: p}
 	r.ops[&p.ctrlSend] = ndOp{kind: ctrlSend, peer: p}
 	for i := range p.ctrlRecv {
@@ -274,12 +289,31 @@ func (r *ndRank) sendCtrl(p *ndPeer, round int) error {
 // exchange's duration.
 func (r *ndRank) round(ctx context.Context, k int) (time.Duration, error) {
 	me, P, exchange := r.prm.Rank, r.prm.P, k < r.prm.Reps
+	slot := k & 1
+	if !exchange {
+		// The last round's barrier ends the run: rank 0 disconnects
+		// once its go is confirmed. Every Send before it completes
+		// first, so that each control Send here goes out with a
+		// confirmation Read of its own, which rank 0's go answers: a
+		// ready whose confirmation waited for a free read slot could
+		// meet rank 0's disconnect instead, and be canceled.
+		if err := r.wait(ctx, func() bool { return r.sendsFree(0) && r.sendsFree(1) }); err != nil {
+			return 0, fmt.Errorf("the last exchanges' Sends: %w", err)
+		}
+	}
 	if exchange {
+		// Exchange k-2's Sends from these buffers have mostly completed
+		// already (those to the peers that a control Send of round k-1,
+		// which that round waited for, followed); the rest are waited
+		// for here.
+		if err := r.wait(ctx, func() bool { return r.sendsFree(slot) }); err != nil {
+			return 0, fmt.Errorf("the Sends of exchange %d: %w", k-2, err)
+		}
 		for _, p := range r.peers {
 			if p != nil {
-				fillPattern(p.sendBuf, me, p.rank, k, false)
+				fillPattern(p.sendBuf[slot], me, p.rank, k, false)
 				if r.prm.tamper != nil {
-					r.prm.tamper(p.rank, k, p.sendBuf)
+					r.prm.tamper(p.rank, k, p.sendBuf[slot])
 				}
 				fillPattern(p.recvBuf, p.rank, me, k, true)
 			}
@@ -318,15 +352,17 @@ func (r *ndRank) round(ctx context.Context, k int) (time.Duration, error) {
 		start := time.Now()
 		for i := 1; i < P; i++ {
 			p := r.peers[(me+i)%P]
-			if err := p.ep.Send(&p.send, p.sendSGL, 0); err != nil {
+			if err := p.ep.Send(&p.send[slot], p.sendSGL[slot], 0); err != nil {
 				return 0, fmt.Errorf("posting a Send to rank %d: %w", p.rank, err)
 			}
+			p.sending[slot] = true
 		}
-		if err := r.wait(ctx, func() bool { return r.count[dataSend] >= P-1 && r.count[dataRecv] >= P-1 }); err != nil {
+		if err := r.wait(ctx, func() bool {
+			return r.count[dataRecv] >= P-1 && (!r.prm.SendsTimed || r.sendsFree(slot))
+		}); err != nil {
 			return 0, fmt.Errorf("exchange: %w", err)
 		}
 		took = time.Since(start)
-		r.count[dataSend] -= P - 1
 		r.count[dataRecv] -= P - 1
 	}
 	if err := r.wait(ctx, func() bool { return r.count[ctrlSend] >= stages }); err != nil {
@@ -343,6 +379,16 @@ func (r *ndRank) round(ctx context.Context, k int) (time.Duration, error) {
 		}
 	}
 	return took, nil
+}
+
+// sendsFree reports whether no Send from send buffer slot is outstanding.
+func (r *ndRank) sendsFree(slot int) bool {
+	for _, p := range r.peers {
+		if p != nil && p.sending[slot] {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *ndRank) postRecv(p *ndPeer) error {
@@ -448,6 +494,10 @@ func (r *ndRank) complete(res *nd.Result) error {
 			return fmt.Errorf("from rank %d: %w", p.rank, err)
 		}
 		p.ctrlGot = p.ctrlRound[op.slot] + 1
+		return nil
+	}
+	if op.kind == dataSend {
+		op.peer.sending[op.slot] = false
 		return nil
 	}
 	r.count[op.kind]++
