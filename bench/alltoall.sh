@@ -35,7 +35,12 @@
 # happens (a failing rank, Ctrl-C); every job has a timeout, and the
 # processes of a job that outlive it are counted and killed.
 #
-#   sudo bash bench/alltoall.sh    # REPS=11 ROUNDS=3 PS="2 4 8 16 32" PPN=2 SPIN=50us MODES="nd nd-sends mpi"
+#   sudo bash bench/alltoall.sh    # REPS=11 WARMUP=5 ROUNDS=3 PS="2 4 8 16 32" PPN=2 SPIN=auto MODES="nd nd-sends mpi"
+#
+# Each job first runs WARMUP exchanges that are not counted (every mode
+# alike). SPIN=auto has an idle nd rank poll without end while the job's
+# ranks fit this machine's cores, as MPI's ranks do, and poll for 50us
+# and then wait in Notify when they do not.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" != 0 ]; then
@@ -47,8 +52,9 @@ if ! mpiexec --version 2>/dev/null | grep -q HYDRA || ! command -v mpicc >/dev/n
 	apt-get update -qq && apt-get install -y -qq mpich libmpich-dev >/dev/null
 fi
 reps=${REPS:-11}
+warmup=${WARMUP:-5}
 rounds=${ROUNDS:-3}
-spin=${SPIN:-50us}
+spin=${SPIN:-auto}
 counts=${PS:-"2 4 8 16 32"}
 ppn=${PPN:-2}
 modes=${MODES:-"nd nd-sends mpi"}
@@ -149,9 +155,16 @@ run() {
 	for ((i = 0; i < h; i++)); do
 		hosts+="${hosts:+,}$tag-$i:$per"
 	done
-	local cmd=("$work/alltoall" -mode "$mode" -m "$m" -reps "$reps" -spin "$spin" -timeout "$((job_timeout - 10))s")
+	local jobspin=$spin
+	if [ "$jobspin" = auto ]; then
+		# An idle rank polls without end, as MPI's do, while the job's
+		# ranks fit this machine's cores; else it polls 50 us and sleeps.
+		jobspin=50us
+		[ "$p" -le "$(nproc)" ] && jobspin=-1us
+	fi
+	local cmd=("$work/alltoall" -mode "$mode" -m "$m" -reps "$((warmup + reps))" -spin "$jobspin" -timeout "$((job_timeout - 10))s")
 	if [ "$mode" = mpi ]; then
-		cmd=("$work/alltoall-mpi" -m "$m" -reps "$reps")
+		cmd=("$work/alltoall-mpi" -m "$m" -reps "$((warmup + reps))")
 	fi
 	set -m
 	A2A_TAG=$tag UCX_TLS=$ucx_tls A2A_LAUNCH_NS=$(date +%s%N) \
@@ -223,9 +236,9 @@ for ((round = 1; round <= rounds; round++)); do
 	done
 done
 
-python3 - "$work/lines" "$out" "$reps" "$rounds" "$spin" "$(nproc)" "$(git rev-parse --short HEAD)" "$ppn" "$ucx_tls" "$(mpiexec --version | awk '/Version:/ {print $2; exit}')" "$modes" <<'PY'
+python3 - "$work/lines" "$out" "$reps" "$rounds" "$spin" "$(nproc)" "$warmup" "$(git rev-parse --short HEAD)" "$ppn" "$ucx_tls" "$(mpiexec --version | awk '/Version:/ {print $2; exit}')" "$modes" <<'PY'
 import statistics, sys, collections
-src, dst, reps, rounds, spin, cores, commit, ppn, ucx_tls, mpich, modes = sys.argv[1:]
+src, dst, reps, rounds, spin, cores, warmup, commit, ppn, ucx_tls, mpich, modes = sys.argv[1:]
 modes = modes.split()
 runs = collections.defaultdict(lambda: collections.defaultdict(dict))  # (p, m, mode) -> round -> rank -> ([ns], wireup)
 failed = collections.defaultdict(set)
@@ -238,7 +251,7 @@ for line in open(src):
     elif line.startswith("alltoall hung"):
         hung[key].add(rnd)
     else:
-        runs[key][rnd][int(f["rank"])] = ([int(x) for x in f["ns"].split(",")], int(f["wireup_ns"]))
+        runs[key][rnd][int(f["rank"])] = ([int(x) for x in f["ns"].split(",")][int(warmup):], int(f["wireup_ns"]))
 def exchanges(key):
     out = []
     for rnd, ranks in runs.get(key, {}).items():
@@ -260,13 +273,15 @@ def hosts(p):
 out = ["MPI's all-to-all between P processes started by MPICH's mpiexec over network namespaces standing for hosts (bench/alltoall.sh)",
        f"placement: {ppn} ranks per namespace (1 for P = 2), every rank of a job started by mpiexec -n P (Hydra {mpich}), its rank from PMI",
        "nd: bench/alltoall -mode nd: package mesh, shm between the ranks of a namespace, tcp between namespaces, every endpoint",
-       f"    of a provider on one completion queue, a dissemination barrier; an idle rank polls for {spin}, then waits in Notify;",
+       f"    of a provider on one completion queue, a dissemination barrier; an idle rank polls "
+       + ("without end while the job's ranks fit the host's cores (as MPI's ranks do), else for 50us, then waits in Notify;" if spin == "auto" else f"for {spin}, then waits in Notify;"),
        "    each exchange sends from one of two buffers and ends when its data arrived; its Sends' completions are waited for",
        "    before the exchange after next reuses the buffer (MPI's eager sends return before the peer acknowledged the data)",
        "nd-sends: nd, each exchange also waiting for its own Sends' completions (tcp: the peer confirmed the data placed)",
        f"mpi: bench/alltoall/mpi/alltoall.c, MPI_Barrier then MPI_Alltoall (Debian's MPICH {mpich}, ch4:ucx, UCX_TLS={ucx_tls or '(UCX chooses)'})",
        "exchange: the slowest rank's time from its release from the barrier until its part of the all-to-all completed; every byte checked",
-       f"median and quartiles of {reps} exchanges in each of {rounds} sweeps, the modes taking turns; nd/mpi: nd's median over mpi's (at most 1.00: target met)",
+       f"median and quartiles of {reps} exchanges in each of {rounds} sweeps (after {warmup} exchanges of each job not counted, in every mode),",
+       "  the modes taking turns; nd/mpi: nd's median over mpi's (at most 1.00: target met)",
        "wire-up: the slowest rank's time from just before mpiexec started until it left its first barrier over connected peers",
        "  (nd: pmi.Init, mesh.Build, the first barrier round; mpi: MPI_Init, MPI_Barrier); median of the sweeps' runs of both sizes",
        f"host: {cores} cores shared with other work, all P processes on them; commit {commit}",
