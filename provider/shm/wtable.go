@@ -364,6 +364,7 @@ func (l *link) direct(wr *engine.WorkRequest) bool {
 // the peer's own memory (through the kernel, or through the peer's segment
 // mapped here, within its bounds) or fall back.
 func (l *link) directCopy(wr *engine.WorkRequest) bool {
+	token := wr.Remote.Token
 	addr := wr.Remote.Base + wr.Offset // Transmit checked it does not wrap
 	n := uint64(wr.Length)
 	write := wr.Op == engine.OpWrite
@@ -371,114 +372,86 @@ func (l *link) directCopy(wr *engine.WorkRequest) bool {
 	if write {
 		need = rightWrite
 	}
-	w, found := l.peerWindow(wr.Remote.Token)
-	if !found || w.rights&need == 0 || addr < w.base {
-		return false
-	}
-	off := addr - w.base
-	if off > w.length || n > w.length-off {
-		return false
-	}
-	mem := l.mappedWindow(&w, off, n)
-	if mem == nil && !l.pvmPeer.Load() {
-		return false
-	}
-	infl := shmring.Word32(w.entry, eInflight)
-	add32(infl, 1)
-	ok := false
-	if shmring.Load64(w.seq) == w.seqAt {
-		switch {
-		case mem != nil && write:
-			// The peer may poll the last byte and overwrite it at
-			// once: it is stored once, last (engine.Place).
-			engine.GatherInOrder(mem, wr.SGL)
-			ok = true
-			l.segOps++
-		case mem != nil:
-			// The built-in copy, not engine.Copy: see there.
-			for i := range wr.SGL {
-				mem = mem[copy(wr.SGL[i].Buffer, mem):]
-			}
-			ok = true
-			l.segOps++
-		default:
-			ok = l.pvmDirect(wr.SGL, w.base+off, int(n), write) == nil
-		}
-	}
-	add32(infl, -1)
-	if shmring.Load64(w.seq) != w.seqAt {
-		futexWakeAll(infl)
-	}
-	if ok {
-		l.directOps++
-	}
-	return ok
-}
-
-// windowSnapshot is one consistent reading of an entry of the peer's
-// window table: its fields as they were while its seqlock read seqAt.
-type windowSnapshot struct {
-	entry        []byte  // the entry in the peer's table
-	seq          *uint64 // the entry's seqlock word
-	seqAt        uint64  // its (even) value when the fields were read
-	rights       uint32
-	base, length uint64
-	segID        uint32
-	segOff       uint64
-}
-
-// peerWindow reads the peer's table entry for token (found false: none,
-// or it is being changed). The table is open addressing from token's
-// slot; token 0 names no window.
-func (l *link) peerWindow(token uint32) (w windowSnapshot, found bool) {
-	if token == 0 {
-		return w, false
-	}
 	tab := l.peerTab
 	start := int(token % tableEntries)
 	for k := range tableEntries {
 		i := (start + k) % tableEntries
 		e := tab[i*entrySize : (i+1)*entrySize : (i+1)*entrySize]
-		if shmring.Load32(shmring.Word32(e, eToken)) != token {
+		if token == 0 || shmring.Load32(shmring.Word32(e, eToken)) != token {
 			continue
 		}
-		w.entry, w.seq = e, shmring.Word64(e, eSeq)
-		w.seqAt = shmring.Load64(w.seq)
+		seq := shmring.Word64(e, eSeq)
+		s1 := shmring.Load64(seq)
 		tok := shmring.Load32(shmring.Word32(e, eToken))
-		w.rights = shmring.Load32(shmring.Word32(e, eRights))
-		w.base = shmring.Load64(shmring.Word64(e, eBase))
-		w.length = shmring.Load64(shmring.Word64(e, eLength))
-		w.segID = shmring.Load32(shmring.Word32(e, eSegment))
-		w.segOff = shmring.Load64(shmring.Word64(e, eSegOff))
-		return w, w.seqAt&1 == 0 && shmring.Load64(w.seq) == w.seqAt && tok == token
-	}
-	return w, false
-}
-
-// mappedWindow returns bytes off to off+n of window w in the peer's
-// segment mapped into this process, or nil when w lies in no segment this
-// side maps (the kernel's process_vm calls then reach it), or outside the
-// segment it names.
-func (l *link) mappedWindow(w *windowSnapshot, off, n uint64) []byte {
-	if w.segID == 0 {
-		return nil
-	}
-	seg := l.dSeg
-	if w.segID != l.dSegID {
-		seg = l.peerSegment(w.segID)
-		if seg == nil && l.pullSegments() {
-			seg = l.peerSegment(w.segID)
+		rights := shmring.Load32(shmring.Word32(e, eRights))
+		base := shmring.Load64(shmring.Word64(e, eBase))
+		length := shmring.Load64(shmring.Word64(e, eLength))
+		segID := shmring.Load32(shmring.Word32(e, eSegment))
+		segOff := shmring.Load64(shmring.Word64(e, eSegOff))
+		if s1&1 != 0 || shmring.Load64(seq) != s1 || tok != token {
+			return false
 		}
-		if seg == nil {
-			return nil
+		if rights&need == 0 || addr < base {
+			return false
 		}
-		l.dSegID, l.dSeg = w.segID, seg
+		off := addr - base
+		if off > length || n > length-off {
+			return false
+		}
+		var mem []byte
+		if segID != 0 {
+			seg := l.dSeg
+			if segID != l.dSegID {
+				seg = l.peerSegment(segID)
+				if seg == nil && l.pullSegments() {
+					seg = l.peerSegment(segID)
+				}
+				if seg != nil {
+					l.dSegID, l.dSeg = segID, seg
+				}
+			}
+			if seg != nil {
+				size := uint64(len(seg))
+				if segOff <= size && off <= size-segOff && n <= size-segOff-off {
+					mem = seg[segOff+off : segOff+off+n]
+				}
+			}
+		}
+		if mem == nil && !l.pvmPeer.Load() {
+			return false
+		}
+		infl := shmring.Word32(e, eInflight)
+		add32(infl, 1)
+		ok := false
+		if shmring.Load64(seq) == s1 {
+			switch {
+			case mem != nil && write:
+				// The peer may poll the last byte and overwrite it
+				// at once: it is stored once, last (engine.Place).
+				engine.GatherInOrder(mem, wr.SGL)
+				ok = true
+				l.segOps++
+			case mem != nil:
+				// The built-in copy, not engine.Copy: see there.
+				for i := range wr.SGL {
+					mem = mem[copy(wr.SGL[i].Buffer, mem):]
+				}
+				ok = true
+				l.segOps++
+			default:
+				ok = l.pvmDirect(wr.SGL, base+off, int(n), write) == nil
+			}
+		}
+		add32(infl, -1)
+		if shmring.Load64(seq) != s1 {
+			futexWakeAll(infl)
+		}
+		if ok {
+			l.directOps++
+		}
+		return ok
 	}
-	size := uint64(len(seg))
-	if w.segOff > size || off > size-w.segOff || n > size-w.segOff-off {
-		return nil
-	}
-	return seg[w.segOff+off : w.segOff+off+n]
+	return false
 }
 
 // pvmDirect moves n bytes between the local buffers sgl and the peer's
