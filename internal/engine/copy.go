@@ -53,20 +53,10 @@ func Place(dst, src []byte) int {
 	return n
 }
 
-// Gather copies the bytes of sgl, in order, into dst, which must be at
-// least as long as their total, and returns the count. The last byte of the
-// whole copy is stored last, so that a peer polling it sees the rest in place
-// (in-order placement).
-func Gather(dst []byte, sgl []nd.SGE) int {
-	n := 0
-	for i := range sgl {
-		n += Copy(dst[n:], sgl[i].Buffer)
-	}
-	return n
-}
-
-// GatherInOrder is Gather with the in-order guarantee for RDMA Write: the
-// last byte of the whole copy is stored once, after the rest (Place).
+// GatherInOrder copies the bytes of sgl, in order, into dst, which must be
+// at least as long as their total, and returns the count, with the
+// in-order guarantee for RDMA Write: the last byte of the whole copy is
+// stored once, after the rest (Place).
 func GatherInOrder(dst []byte, sgl []nd.SGE) int {
 	last := len(sgl) - 1
 	for last >= 0 && len(sgl[last].Buffer) == 0 {
