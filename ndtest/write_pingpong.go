@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/godirect/nd"
 )
@@ -25,10 +24,10 @@ const pingpongRounds = 3000
 // the pong. The values stay the same every round, as in the tools. (The
 // tools Write from the polled buffer itself; here each Write's byte comes
 // from a buffer of its own, so that the race detector, which cannot see
-// the ordering that in-order placement gives, sees no unordered access.) While a side
-// polls the byte it also polls its completion queue for its last Write,
-// so that the bytes keep moving; a side's inbound bytes may be placed by
-// the other side's goroutine or the provider's own.
+// the ordering that in-order placement gives, sees no unordered access.)
+// While a side polls the byte it also polls its completion queue for its
+// last Write, so that the bytes keep moving; a side's inbound bytes may be
+// placed by the other side's goroutine or the provider's own.
 //
 // A provider whose placement stores the polled byte twice (a copy that
 // writes it again after the poller saw it and answered) undoes the
@@ -153,9 +152,7 @@ const spinPolls = 256
 //
 //go:norace
 //go:noinline
-func loadPolled(p *byte) byte {
-	return *(*byte)(unsafe.Pointer(p))
-}
+func loadPolled(p *byte) byte { return *p }
 
 // storePolled stores the answer in the polled byte, out of the race
 // detector's sight like loadPolled.
