@@ -9,16 +9,16 @@ import (
 	"runtime"
 )
 
-// markers are the packages whose goroutines count: a provider's or the
-// engine's goroutine left behind is a leak, the caller's own are not.
-var markers = [][]byte{
+// godirectPackages are the packages whose goroutines count: a provider's
+// or the engine's goroutine left behind is a leak, the caller's own are not.
+var godirectPackages = [][]byte{
 	[]byte("github.com/godirect/nd/provider/"),
 	[]byte("github.com/godirect/nd/internal/"),
 }
 
 // ProviderGoroutines returns the stacks of the goroutines, other than the
 // caller's, that run provider or internal code. Safe for concurrent use.
-func ProviderGoroutines() [][]byte { return Goroutines(markers...) }
+func ProviderGoroutines() [][]byte { return Goroutines(godirectPackages...) }
 
 // Goroutines returns the stacks of the goroutines, other than the caller's,
 // in which any of the markers appears (a package path and a dot names
