@@ -160,6 +160,20 @@ if grep -q -E '^(panic:|fatal error)' "$tmp/out"; then
 	grep -A 25 -E '^(panic:|fatal error)' "$tmp/out" | sed 's/^/    | /' | head -n 40
 	failed=$((failed + 1))
 fi
+# A run-set whose test binary exited non-zero with no failure of its own
+# said (a signal in C code prints no "panic:"): the test running then fails,
+# and the tests after it did not run.
+while IFS=$'\x1f' read -r name rc what; do
+	echo "FAIL ${name:-(before its first test)}: the test binary exited $rc during it (${what:-no failure printed}); the tests after it in its run-set did not run"
+	grep -m 1 -A 20 -E '^SIG[A-Z]+: ' "$tmp/out" | sed 's/^/    | /'
+	failed=$((failed + 1))
+done < <(awk '
+	/^=== RUNSET / { last = ""; said = 0; what = ""; next }
+	/^[[:space:]]*=== (RUN|CONT) / { last = $3 }
+	/--- FAIL|^(panic:|fatal error)|^=== RUNSET-HUNG|^KERNEL-BUG/ { said = 1 }
+	/^SIG[A-Z]+: / && what == "" { what = $0 }
+	/^=== RUNSET-EXIT / { if ($3 != "0" && !said) printf "%s\x1f%s\x1f%s\n", last, $3, what }
+' "$tmp/out")
 kbug=$(grep -m 1 -E '^KERNEL-BUG during ' "$tmp/out" | sed 's/^KERNEL-BUG during //')
 if [[ -z $kbug ]] && grep -qE "$KW_PATTERN" "$tmp/console" 2>/dev/null; then
 	kbug="(unknown: the guest did not report it)"
