@@ -25,6 +25,13 @@ type connector struct {
 	ended    chan struct{}
 	endOnce  sync.Once
 
+	// idMu orders the calls into librdmacm with the id made outside mu
+	// (withID holds it for reading) before the id's destruction (dropID
+	// holds it for writing): the connection's end, reported on the
+	// adapter's event goroutine, may disconnect the id while the
+	// application's Close or a failed Connect destroys it.
+	idMu sync.RWMutex
+
 	mu            sync.Mutex
 	closed        bool
 	shut          atomic.Bool // closed, for the endpoint's checks without mu
@@ -77,15 +84,12 @@ func (c *connector) connectionEnded(*endpoint) {
 	case ndrules.Replied, ndrules.Accepting:
 		c.state = ndrules.Aborted
 	}
-	id := c.id
 	ever := c.everConnected
 	c.mu.Unlock()
 	if ever {
 		c.endOnce.Do(func() { close(c.ended) })
 	}
-	if id != nil {
-		cmDisconnect(id)
-	}
+	c.withID(cmDisconnect)
 }
 
 // endpointClosed lets CreateEndpoint make a new endpoint once e closed (a
@@ -364,6 +368,8 @@ func (c *connector) awaitConnected(ctx context.Context, e *endpoint, id cID) err
 
 // dropID destroys the connector's rdma_cm id.
 func (c *connector) dropID() {
+	c.idMu.Lock()
+	defer c.idMu.Unlock()
 	c.mu.Lock()
 	id, h := c.id, c.handle
 	c.id, c.handle = nil, 0
@@ -371,6 +377,19 @@ func (c *connector) dropID() {
 	if id != nil {
 		destroyID(id)
 		c.a.unregister(h)
+	}
+}
+
+// withID calls f with the connector's rdma_cm id, if it still has one,
+// while dropID cannot destroy it. f must not call dropID.
+func (c *connector) withID(f func(cID)) {
+	c.idMu.RLock()
+	defer c.idMu.RUnlock()
+	c.mu.Lock()
+	id := c.id
+	c.mu.Unlock()
+	if id != nil {
+		f(id)
 	}
 }
 
@@ -460,7 +479,7 @@ func (c *connector) Accept(ctx context.Context, ep nd.Endpoint, privateData []by
 	for {
 		ev, err := c.wait(ctx, op)
 		if err != nil {
-			cmDisconnect(id)
+			c.withID(cmDisconnect)
 			return abort(nd.ErrCanceled, err)
 		}
 		switch ev.typ {
@@ -613,15 +632,15 @@ func (c *connector) Close() error {
 	c.closed = true
 	c.shut.Store(true)
 	close(c.closedCh)
-	st, id, e := c.state, c.id, c.ep
+	st, e := c.state, c.ep
 	c.mu.Unlock()
-	if st == ndrules.Requested && id != nil {
-		cmReject(id, nil)
+	if st == ndrules.Requested {
+		c.withID(func(id cID) { cmReject(id, nil) })
 	}
 	if e != nil {
 		e.Close() // ends the connection; its requests complete ErrCanceled
-	} else if id != nil {
-		cmDisconnect(id)
+	} else {
+		c.withID(cmDisconnect)
 	}
 	c.dropID()
 	c.a.mu.Lock()
