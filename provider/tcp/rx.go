@@ -279,7 +279,15 @@ func (l *link) readFPDU(rs *readerState) error {
 		if b == nil {
 			return l.fail(nd.ErrRemoteError, &iwarp.Terminate{Layer: iwarp.TermLayerDDP, EType: iwarp.TermDDPUntagged, Code: iwarp.TermCodeMessageTooLong}, rs.ulpdu())
 		}
-		n, err := l.br.Read(b)
+		var n int
+		var err error
+		if len(b) == rs.left && rs.h.Tagged() {
+			// The end of a Write's (or Read Response's) payload: its
+			// last byte, which a target may poll, is placed last.
+			n, err = l.br.ReadEnd(b)
+		} else {
+			n, err = l.br.Read(b)
+		}
 		if n > 0 {
 			if l.crc {
 				rs.crc = iwarp.UpdateCRC(rs.crc, b[:n])

@@ -114,6 +114,40 @@ func (b *rxBuffer) Peek(n int) ([]byte, error) {
 	return b.buf[b.r : b.r+n], nil
 }
 
+// ReadEnd is Read for bytes that end an inbound payload: a read that
+// would go from the source straight into p stops one byte short, so that
+// the payload's last byte comes through the buffer and Place stores it
+// once, after the rest (the kernel's copy into p gives it no store of its
+// own). It takes no more reads of the source than Read: the byte comes in
+// with what follows the payload, which is read next anyway.
+func (b *rxBuffer) ReadEnd(p []byte) (int, error) {
+	if len(p) > 1 && b.r == b.w && b.err == nil && b.direct(len(p)) {
+		return b.readDirect(p[:len(p)-1])
+	}
+	return b.Read(p)
+}
+
+// direct reports whether a Read of n bytes with nothing buffered reads
+// the source straight into the caller's slice.
+func (b *rxBuffer) direct(n int) bool {
+	return b.place && b.two != nil && n >= b.placeMin || n >= len(b.buf)
+}
+
+// readDirect reads the source straight into p, nothing being buffered:
+// in place mode, from a twoReader, with what follows into the buffer's
+// first placeSpill bytes in the same call.
+func (b *rxBuffer) readDirect(p []byte) (int, error) {
+	if !b.place || b.two == nil {
+		return b.src.Read(p)
+	}
+	n, err := b.two.readTwo(p, b.buf[:min(len(b.buf), b.placeSpill)])
+	if n <= len(p) {
+		return n, err
+	}
+	b.r, b.w, b.err = 0, n-len(p), err
+	return len(p), nil
+}
+
 // Read implements io.Reader: buffered bytes first; with none, a read of
 // at least placeMin bytes while place is set, from a twoReader, goes
 // straight into p with what follows into the first placeSpill bytes of
@@ -133,12 +167,7 @@ func (b *rxBuffer) Read(p []byte) (int, error) {
 			return 0, b.takeErr()
 		}
 		if b.place && b.two != nil && len(p) >= b.placeMin {
-			n, err := b.two.readTwo(p, b.buf[:min(len(b.buf), b.placeSpill)])
-			if n <= len(p) {
-				return n, err
-			}
-			b.r, b.w, b.err = 0, n-len(p), err
-			return len(p), nil
+			return b.readDirect(p)
 		}
 		if len(p) >= len(b.buf) {
 			return b.src.Read(p)

@@ -232,3 +232,102 @@ func fuzzRxBuffer(t *testing.T, chunks, ops []byte, two bool) {
 		t.Fatalf("read back %d bytes that differ from the %d-byte stream (two places: %v)", len(out), len(data), two)
 	}
 }
+
+// recordingReader notes, for each read of the source, whether the slice it
+// was given (either slice of a readTwo) holds the byte at mark.
+type recordingReader struct {
+	*scriptedReader
+	mark    *byte
+	dst     []byte // the payload's place
+	touched int    // reads given a slice that holds mark
+	intoDst int    // reads given a slice of dst
+}
+
+func (r *recordingReader) note(p []byte) {
+	for i := range r.dst {
+		if len(p) > 0 && &p[0] == &r.dst[i] {
+			r.intoDst++
+			break
+		}
+	}
+	for i := range p {
+		if &p[i] == r.mark {
+			r.touched++
+			return
+		}
+	}
+}
+
+func (r *recordingReader) Read(p []byte) (int, error) {
+	r.note(p)
+	return r.scriptedReader.Read(p)
+}
+
+func (r *recordingReader) readTwo(p, q []byte) (int, error) {
+	r.note(p)
+	r.note(q)
+	return twoScriptedReader{r.scriptedReader}.readTwo(p, q)
+}
+
+// readsOnly hides readTwo: a source that reads into one place.
+type readsOnly struct{ io.Reader }
+
+// TestRxBufferReadEndPlacesLastByte: reading a payload as the reader does
+// (Read, then ReadEnd for the chunk that ends it), no read of the source
+// is given the payload's last byte to store, whether the reads go straight
+// into place (place mode, or reads as long as the buffer) or through the
+// buffer; the bytes arrive whole and in order, and the reads of the source
+// are no more than Read alone takes, as many of them straight into place.
+func TestRxBufferReadEndPlacesLastByte(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		place bool
+		two   bool
+		size  int
+	}{
+		{"InPlace", true, true, 300},
+		{"LongerThanBuffer", false, false, 600},
+		{"AsLongAsBuffer", false, false, 256},
+		{"ThroughBuffer", false, false, 100},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := stream(tc.size + 40) // the payload, then its trailer and more
+			reads := func(end bool) (got []byte, touched, srcReads, intoDst int) {
+				dst := make([]byte, tc.size)
+				src := &recordingReader{scriptedReader: &scriptedReader{data: data, script: []int{50, 0, 400}}, mark: &dst[tc.size-1], dst: dst}
+				var r io.Reader = readsOnly{src}
+				if tc.two {
+					r = src
+				}
+				b := newRxBuffer(r, 256)
+				b.place, b.placeMin, b.placeSpill = tc.place, 40, 64
+				for off := 0; off < tc.size; {
+					read := b.Read
+					if end {
+						read = b.ReadEnd
+					}
+					n, err := read(dst[off:])
+					off += n
+					if err != nil && !errors.Is(err, errAgain) {
+						t.Fatalf("read at %d: %v", off, err)
+					}
+				}
+				if _, err := b.Peek(40); err != nil {
+					t.Fatalf("Peek of what follows: %v", err)
+				}
+				return dst, src.touched, src.reads, src.intoDst
+			}
+			got, touched, withEnd, directEnd := reads(true)
+			if !bytes.Equal(got, data[:tc.size]) {
+				t.Fatalf("the payload arrived as %x, want %x", got, data[:tc.size])
+			}
+			if touched != 0 {
+				t.Errorf("%d reads of the source were given the payload's last byte to store", touched)
+			}
+			_, _, plain, direct := reads(false)
+			if withEnd > plain || directEnd != direct {
+				t.Errorf("reads of the source (straight into place): %d (%d) with ReadEnd, %d (%d) with Read alone", withEnd, directEnd, plain, direct)
+			}
+		})
+	}
+}
