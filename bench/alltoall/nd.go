@@ -76,10 +76,16 @@ type ndPeer struct {
 	ep   nd.Endpoint
 	mr   nd.MemoryRegion
 
-	sendBuf             [2][]byte
-	sendSGL             [2][]nd.SGE
-	send                [2]nd.Result
-	sending             [2]bool // the Send from sendBuf[i] has not completed
+	sendBuf [2][]byte
+	sendSGL [2][]nd.SGE
+	send    [2]nd.Result
+	sending [2]bool // the Send from sendBuf[i] has not completed
+	// silent[i]: the Send from sendBuf[i] was posted silent (no completion
+	// on success); the next control Send to this peer, posted after it on
+	// the same endpoint, completes after it, so its completion frees the
+	// buffer.
+	silent              [2]bool
+	ctrlSendRound       int // the round of the last control Send to this peer
 	recvBuf, ctrlOut    []byte
 	recvSGL, ctrlOutSGL []nd.SGE
 
@@ -279,6 +285,7 @@ func (r *ndRank) postCtrlRecv(p *ndPeer, round int) error {
 
 func (r *ndRank) sendCtrl(p *ndPeer, round int) error {
 	putCtrl(p.ctrlOut, round, r.prm.Rank)
+	p.ctrlSendRound = round
 	if err := p.ep.Send(&p.ctrlSend, p.ctrlOutSGL, 0); err != nil {
 		return fmt.Errorf("control Send to rank %d: %w", p.rank, err)
 	}
@@ -352,10 +359,15 @@ func (r *ndRank) round(ctx context.Context, k int) (time.Duration, error) {
 		start := time.Now()
 		for i := 1; i < P; i++ {
 			p := r.peers[(me+i)%P]
-			if err := p.ep.Send(&p.send[slot], p.sendSGL[slot], 0); err != nil {
+			var flags nd.Flags
+			silent := r.silentSend(p, k)
+			if silent {
+				flags = nd.FlagSilentSuccess
+			}
+			if err := p.ep.Send(&p.send[slot], p.sendSGL[slot], flags); err != nil {
 				return 0, fmt.Errorf("posting a Send to rank %d: %w", p.rank, err)
 			}
-			p.sending[slot] = true
+			p.sending[slot], p.silent[slot] = true, silent
 		}
 		if err := r.wait(ctx, func() bool {
 			return r.count[dataRecv] >= P-1 && (!r.prm.SendsTimed || r.sendsFree(slot))
@@ -379,6 +391,26 @@ func (r *ndRank) round(ctx context.Context, k int) (time.Duration, error) {
 		}
 	}
 	return took, nil
+}
+
+// silentSend reports whether exchange k's Send to p is posted silent, as
+// MPI's eager sends report nothing: when the next round, not the last,
+// sends p a control message, whose completion then frees the buffer. The
+// last exchange's Sends complete on their own, since the last round waits
+// for them before its control Sends (round); so do those of the mode that
+// times them.
+func (r *ndRank) silentSend(p *ndPeer, k int) bool {
+	next := k + 1
+	if r.prm.SendsTimed || next >= r.prm.Reps {
+		return false
+	}
+	me, P := r.prm.Rank, r.prm.P
+	for d := 1; d < P; d <<= 1 {
+		if (me+d)%P == p.rank {
+			return true
+		}
+	}
+	return false
 }
 
 // sendsFree reports whether no Send from send buffer slot is outstanding.
@@ -499,6 +531,14 @@ func (r *ndRank) complete(res *nd.Result) error {
 	if op.kind == dataSend {
 		op.peer.sending[op.slot] = false
 		return nil
+	}
+	if op.kind == ctrlSend {
+		// A silent Send of the exchange before this control Send's round
+		// went out before it: it completed too.
+		p := op.peer
+		if k := p.ctrlSendRound - 1; k >= 0 && p.silent[k&1] {
+			p.silent[k&1], p.sending[k&1] = false, false
+		}
 	}
 	r.count[op.kind]++
 	return nil
