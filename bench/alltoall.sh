@@ -35,12 +35,15 @@
 # happens (a failing rank, Ctrl-C); every job has a timeout, and the
 # processes of a job that outlive it are counted and killed.
 #
-#   sudo bash bench/alltoall.sh    # REPS=11 WARMUP=5 ROUNDS=3 PS="2 4 8 16 32" PPN=2 SPIN=auto MODES="nd nd-sends mpi"
+#   sudo bash bench/alltoall.sh    # REPS=11 WARMUP=5 ROUNDS=3 PS="2 4 8 16 32" PPN=2 SPIN=auto MODES="nd nd-sends mpi" PIN=rank
 #
 # Each job first runs WARMUP exchanges that are not counted (every mode
 # alike). SPIN=auto has an idle nd rank poll without end while the job's
 # ranks fit this machine's cores, as MPI's ranks do, and poll for 50us
-# and then wait in Notify when they do not.
+# and then wait in Notify when they do not. PIN=rank (the default) runs
+# every rank, of every mode alike, on core (its PMI rank mod nproc) with
+# taskset, as mpiexec -bind-to core places the ranks of one host; PIN=none
+# leaves the placement to the kernel.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" != 0 ]; then
@@ -58,6 +61,14 @@ spin=${SPIN:-auto}
 counts=${PS:-"2 4 8 16 32"}
 ppn=${PPN:-2}
 modes=${MODES:-"nd nd-sends mpi"}
+pin=${PIN:-rank}
+case $pin in
+rank | none) ;;
+*)
+	echo "alltoall.sh: PIN=$pin: rank or none" >&2
+	exit 2
+	;;
+esac
 ucx_tls=${UCX_TLS-tcp,self}
 sizes="8 65536"
 out=${OUT:-bench/alltoall-results.txt}
@@ -147,6 +158,12 @@ shift
 exec ip netns exec "$host" sh -c "$*"
 SH
 chmod +x "$work/netns-launcher"
+# PIN=rank: every rank of every mode runs on core PMI_RANK mod nproc.
+cat >"$work/pin" <<'SH'
+#!/bin/sh
+exec taskset -c $((${PMI_RANK:?} % $(nproc))) "$@"
+SH
+chmod +x "$work/pin"
 
 # run ROUND P H M MODE: one job; its lines go to $work/lines.
 run() {
@@ -165,6 +182,9 @@ run() {
 	local cmd=("$work/alltoall" -mode "$mode" -m "$m" -reps "$((warmup + reps))" -spin "$jobspin" -timeout "$((job_timeout - 10))s")
 	if [ "$mode" = mpi ]; then
 		cmd=("$work/alltoall-mpi" -m "$m" -reps "$((warmup + reps))")
+	fi
+	if [ "$pin" = rank ]; then
+		cmd=("$work/pin" "${cmd[@]}")
 	fi
 	set -m
 	A2A_TAG=$tag UCX_TLS=$ucx_tls A2A_LAUNCH_NS=$(date +%s%N) \
@@ -236,9 +256,9 @@ for ((round = 1; round <= rounds; round++)); do
 	done
 done
 
-python3 - "$work/lines" "$out" "$reps" "$rounds" "$spin" "$(nproc)" "$warmup" "$(git rev-parse --short HEAD)" "$ppn" "$ucx_tls" "$(mpiexec --version | awk '/Version:/ {print $2; exit}')" "$modes" <<'PY'
+python3 - "$work/lines" "$out" "$reps" "$rounds" "$spin" "$(nproc)" "$warmup" "$(git rev-parse --short HEAD)" "$ppn" "$ucx_tls" "$(mpiexec --version | awk '/Version:/ {print $2; exit}')" "$modes" "$pin" <<'PY'
 import statistics, sys, collections
-src, dst, reps, rounds, spin, cores, warmup, commit, ppn, ucx_tls, mpich, modes = sys.argv[1:]
+src, dst, reps, rounds, spin, cores, warmup, commit, ppn, ucx_tls, mpich, modes, pin = sys.argv[1:]
 modes = modes.split()
 runs = collections.defaultdict(lambda: collections.defaultdict(dict))  # (p, m, mode) -> round -> rank -> ([ns], wireup)
 failed = collections.defaultdict(set)
@@ -271,12 +291,15 @@ def hosts(p):
     h = max(2, p // int(ppn))
     return min(h, p)
 out = ["MPI's all-to-all between P processes started by MPICH's mpiexec over network namespaces standing for hosts (bench/alltoall.sh)",
-       f"placement: {ppn} ranks per namespace (1 for P = 2), every rank of a job started by mpiexec -n P (Hydra {mpich}), its rank from PMI",
+       f"placement: {ppn} ranks per namespace (1 for P = 2), every rank of a job started by mpiexec -n P (Hydra {mpich}), its rank from PMI;",
+       ("  every rank of every mode bound to core (its rank mod the host's cores) with taskset" if pin == "rank" else "  the ranks placed on cores by the kernel"),
        "nd: bench/alltoall -mode nd: package mesh, shm between the ranks of a namespace, tcp between namespaces, every endpoint",
        f"    of a provider on one completion queue, a dissemination barrier; an idle rank polls "
        + ("without end while the job's ranks fit the host's cores (as MPI's ranks do), else for 50us, then waits in Notify;" if spin == "auto" else f"for {spin}, then waits in Notify;"),
-       "    each exchange sends from one of two buffers and ends when its data arrived; its Sends' completions are waited for",
-       "    before the exchange after next reuses the buffer (MPI's eager sends return before the peer acknowledged the data)",
+       "    each exchange sends from one of two buffers and ends when its data arrived; a Send is silent (ND_OP_FLAG_SILENT_SUCCESS)",
+       "    when a control Send to the same peer follows in the next barrier, whose completion then frees the buffer, else",
+       "    its completion is waited for before the exchange after next reuses the buffer (MPI's eager sends return before",
+       "    the peer acknowledged the data and report nothing)",
        "nd-sends: nd, each exchange also waiting for its own Sends' completions (tcp: the peer confirmed the data placed)",
        f"mpi: bench/alltoall/mpi/alltoall.c, MPI_Barrier then MPI_Alltoall (Debian's MPICH {mpich}, ch4:ucx, UCX_TLS={ucx_tls or '(UCX chooses)'})",
        "exchange: the slowest rank's time from its release from the barrier until its part of the all-to-all completed; every byte checked",
