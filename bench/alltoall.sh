@@ -231,6 +231,7 @@ run() {
 	grep "^alltoall mode=$mode " "$log.out" | sed "s/\$/ round=$round/" >>"$work/lines"
 }
 
+built=$(git rev-parse --short HEAD) # the results name the commit the binaries came from
 go build -o "$work/alltoall" ./bench/alltoall
 mpicc -O2 -o "$work/alltoall-mpi" bench/alltoall/mpi/alltoall.c
 : >"$work/lines"
@@ -256,7 +257,7 @@ for ((round = 1; round <= rounds; round++)); do
 	done
 done
 
-python3 - "$work/lines" "$out" "$reps" "$rounds" "$spin" "$(nproc)" "$warmup" "$(git rev-parse --short HEAD)" "$ppn" "$ucx_tls" "$(mpiexec --version | awk '/Version:/ {print $2; exit}')" "$modes" "$pin" <<'PY'
+python3 - "$work/lines" "$out" "$reps" "$rounds" "$spin" "$(nproc)" "$warmup" "$built" "$ppn" "$ucx_tls" "$(mpiexec --version | awk '/Version:/ {print $2; exit}')" "$modes" "$pin" <<'PY'
 import statistics, sys, collections
 src, dst, reps, rounds, spin, cores, warmup, commit, ppn, ucx_tls, mpich, modes, pin = sys.argv[1:]
 modes = modes.split()
