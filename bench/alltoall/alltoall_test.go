@@ -21,15 +21,19 @@ import (
 // 127.0.0.(i+1).
 func exchange(t *testing.T, mode string, p, m, reps int) [][]time.Duration {
 	t.Helper()
-	times, err := runRanks(t, mode, p, m, reps, nil)
+	results, err := runRanks(t, mode, p, m, reps, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	times := make([][]time.Duration, p)
+	for i, res := range results {
+		times[i] = res.times
 	}
 	return times
 }
 
 // runRanks runs the ranks, rank tamperer with params.tamper set to tamper.
-func runRanks(t *testing.T, mode string, p, m, reps int, tamper func(to, k int, send []byte)) ([][]time.Duration, error) {
+func runRanks(t *testing.T, mode string, p, m, reps int, tamper func(to, k int, send []byte)) ([]result, error) {
 	t.Helper()
 	const tamperer = 1
 	if runtime.GOOS != "linux" {
@@ -52,21 +56,19 @@ func runRanks(t *testing.T, mode string, p, m, reps int, tamper func(to, k int, 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	times := make([][]time.Duration, p)
+	results := make([]result, p)
 	errs := make([]error, p)
 	var wg sync.WaitGroup
 	for i, r := range ranks {
 		wg.Go(func() {
-			var res result
-			res, errs[i] = r.Run(ctx, jobs[i])
-			times[i] = res.times
+			results[i], errs[i] = r.Run(ctx, jobs[i])
 			if errs[i] != nil {
 				cancel() // the others would wait for this rank until the deadline
 			}
 		})
 	}
 	wg.Wait()
-	return times, errors.Join(errs...)
+	return results, errors.Join(errs...)
 }
 
 // TestExchange: every rank of every mode completes every exchange with
@@ -89,6 +91,33 @@ func TestExchange(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSilentSends: in mode nd an exchange's Send to a peer that the next
+// barrier, not the last, sends a control message is silent, and the
+// buffer it frees is reused two exchanges later (the run ends only if
+// every such Send was taken as complete); mode nd-sends posts none silent.
+func TestSilentSends(t *testing.T) {
+	const reps = 6
+	for _, tc := range []struct {
+		mode string
+		p    int
+		// want is each rank's silent Sends: exchanges 0..reps-2, times
+		// the peers its barrier sends to (the stages 2^j < P).
+		want int
+	}{{"nd", 2, (reps - 1) * 1}, {"nd", 4, (reps - 1) * 2}, {"nd", 5, (reps - 1) * 3}, {"nd-sends", 4, 0}} {
+		t.Run(fmt.Sprintf("%s/P=%d", tc.mode, tc.p), func(t *testing.T) {
+			results, err := runRanks(t, tc.mode, tc.p, 16, reps, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, res := range results {
+				if res.silentSends != tc.want {
+					t.Errorf("rank %d: %d silent Sends, want %d", i, res.silentSends, tc.want)
+				}
+			}
+		})
 	}
 }
 

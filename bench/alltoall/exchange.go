@@ -73,6 +73,8 @@ type result struct {
 	// released is when the rank left the first barrier (the zero Time
 	// where the mode does not say).
 	released time.Time
+	// silentSends counts the exchanges' Sends posted silent (mode nd).
+	silentSends int
 }
 
 // Control messages are ctrlSize bytes: the round (helloRound for the

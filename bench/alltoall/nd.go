@@ -50,11 +50,12 @@ type ndRank struct {
 	cfg mesh.Config
 	m   *mesh.Mesh
 
-	peers []*ndPeer // by rank; nil at this rank
-	mu    sync.Mutex
-	ops   map[*nd.Result]ndOp
-	count [numKinds]int
-	out   []*nd.Result
+	peers       []*ndPeer // by rank; nil at this rank
+	mu          sync.Mutex
+	ops         map[*nd.Result]ndOp
+	count       [numKinds]int
+	silentSends int // the exchanges' Sends posted silent
+	out         []*nd.Result
 
 	// released is when this rank left the first barrier: the mesh is
 	// connected and every rank reached it.
@@ -156,7 +157,7 @@ func (r *ndRank) Run(ctx context.Context, job mesh.Job) (result, error) {
 	if r.count != [numKinds]int{} {
 		return result{times: times}, fmt.Errorf("completions beyond the protocol's: %v", r.count)
 	}
-	return result{times: times, released: r.released}, r.goodbye(ctx)
+	return result{times: times, released: r.released, silentSends: r.silentSends}, r.goodbye(ctx)
 }
 
 // prepare registers the buffers for the connection to p before it exists
@@ -368,6 +369,9 @@ func (r *ndRank) round(ctx context.Context, k int) (time.Duration, error) {
 				return 0, fmt.Errorf("posting a Send to rank %d: %w", p.rank, err)
 			}
 			p.sending[slot], p.silent[slot] = true, silent
+			if silent {
+				r.silentSends++
+			}
 		}
 		if err := r.wait(ctx, func() bool {
 			return r.count[dataRecv] >= P-1 && (!r.prm.SendsTimed || r.sendsFree(slot))
