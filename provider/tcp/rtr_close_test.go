@@ -18,32 +18,44 @@ import (
 // reports the connection to iw_cm only once the RTR went through, and a
 // Terminate in its place made the kernel stop (docs/iwcm-close-bug.md).
 func TestRejectAfterConnectSendsRTRFirst(t *testing.T) {
-	for _, crc := range []bool{false, true} {
-		for _, rtr := range []iwarp.RTRFlags{iwarp.RTRWrite, iwarp.RTRRead} {
-			t.Run(rtrCaseName(crc, rtr), func(t *testing.T) {
-				testSendsRTRFirst(t, crc, rtr, rejectAfterConnect, iwarp.OpTerminate)
-			})
+	for _, peer := range siwPeers {
+		for _, crc := range []bool{false, true} {
+			for _, rtr := range []iwarp.RTRFlags{iwarp.RTRWrite, iwarp.RTRRead} {
+				t.Run(peer.name+"/"+rtrCaseName(crc, rtr), func(t *testing.T) {
+					testSendsRTRFirst(t, crc, rtr, peer.pd, rejectAfterConnect, iwarp.OpTerminate)
+				})
+			}
 		}
 	}
 }
+
+// siwPeers are the passive sides whose MPA is Linux siw's: siw's own
+// application (a reply without godirect's prefix), and godirect's verbs
+// provider over siw (with its prefix). provider/tcp must treat both alike.
+var siwPeers = []struct {
+	name string
+	pd   []byte
+}{{"siw", nil}, {"verbs-over-siw", iwarp.AppendPrefix(nil, iwarp.PrefixVerbs, 0)}}
 
 // The same when the connection ends right after CompleteConnect, before
 // the writer took the RTR that CompleteConnect queued: a Disconnect (the
 // RTR, then the close) and a local failure (the RTR, then a Terminate).
 // Without the RTR a siw responder sees the FIN or the Terminate first.
 func TestCloseAsWriterStartsSendsRTRFirst(t *testing.T) {
-	for _, status := range []nd.Status{nd.Success, nd.ErrInternalError} {
-		for _, crc := range []bool{false, true} {
-			for _, rtr := range []iwarp.RTRFlags{iwarp.RTRWrite, iwarp.RTRRead} {
-				name := "disconnect/"
-				then := []iwarp.Opcode{}
-				if status != nd.Success {
-					name, then = "failure/", []iwarp.Opcode{iwarp.OpTerminate}
+	for _, peer := range siwPeers {
+		for _, status := range []nd.Status{nd.Success, nd.ErrInternalError} {
+			for _, crc := range []bool{false, true} {
+				for _, rtr := range []iwarp.RTRFlags{iwarp.RTRWrite, iwarp.RTRRead} {
+					name := peer.name + "/disconnect/"
+					then := []iwarp.Opcode{}
+					if status != nd.Success {
+						name, then = peer.name+"/failure/", []iwarp.Opcode{iwarp.OpTerminate}
+					}
+					t.Run(name+rtrCaseName(crc, rtr), func(t *testing.T) {
+						tcp.CloseAsWriterStarts(t, status)
+						testSendsRTRFirst(t, crc, rtr, peer.pd, completeConnect, then...)
+					})
 				}
-				t.Run(name+rtrCaseName(crc, rtr), func(t *testing.T) {
-					tcp.CloseAsWriterStarts(t, status)
-					testSendsRTRFirst(t, crc, rtr, completeConnect, then...)
-				})
 			}
 		}
 	}
@@ -66,11 +78,12 @@ func completeConnect(t *testing.T, s *ndtest.Side, ctx context.Context) {
 	}
 }
 
-// testSendsRTRFirst connects to a raw siw-like responder that chose rtr,
-// ends the connection with end, and checks that the FPDUs the responder
-// got until the close are the RTR and then the opcodes then.
-func testSendsRTRFirst(t *testing.T, crc bool, rtr iwarp.RTRFlags, end func(*testing.T, *ndtest.Side, context.Context), then ...iwarp.Opcode) {
-	r := startSIWResponder(t, rtr, 0)
+// testSendsRTRFirst connects to a raw siw-like responder that chose rtr
+// and replies with private data pd, ends the connection with end, and
+// checks that the FPDUs the responder got until the close are the RTR and
+// then the opcodes then.
+func testSendsRTRFirst(t *testing.T, crc bool, rtr iwarp.RTRFlags, pd []byte, end func(*testing.T, *ndtest.Side, context.Context), then ...iwarp.Opcode) {
+	r := startSIWResponderAs(t, rtr, 0, pd)
 	s, ctx := connectToResponder(t, r, crc)
 	end(t, s, ctx)
 	segs := r.frames(t)

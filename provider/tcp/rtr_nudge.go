@@ -20,6 +20,9 @@ import (
 // rtrNudgeFirst, then at doubling intervals, rtrNudges times in all. Each
 // one is new bytes on siw's socket, so its callback runs and reads the RTR
 // with everything after it. A peer that sent anything has seen the RTR.
+// Only a provider/tcp peer gets none: godirect's verbs provider answers
+// through the kernel's or the adapter's iWARP stack (siw in the VM), with
+// siw's window.
 
 // rtrNudgeFirst is the wait before the first nudge; rtrNudges is how many
 // are sent at most (the last one about 6 s after the RTR).
@@ -31,7 +34,7 @@ var (
 // armRTRNudgeLocked starts the nudges after the writer encoded the RTR for a
 // foreign peer. l.mu held.
 func (l *link) armRTRNudgeLocked() {
-	if l.godirect || l.rtrNudge != nil {
+	if l.peerExact || l.rtrNudge != nil {
 		return
 	}
 	start := l.framesIn.Load()

@@ -14,18 +14,20 @@ import (
 // RDMA Writes after the RTR, as many as configured and no more, so that
 // the responder's socket gets new bytes and reads the RTR.
 func TestSilentForeignPeerIsNudged(t *testing.T) {
-	for _, crc := range []bool{false, true} {
-		for _, rtr := range []iwarp.RTRFlags{iwarp.RTRWrite, iwarp.RTRRead} {
-			t.Run(rtrCaseName(crc, rtr), func(t *testing.T) {
-				tcp.SetRTRNudge(t, time.Millisecond, 2)
-				testNudges(t, crc, rtr, 2)
-			})
+	for _, peer := range siwPeers {
+		for _, crc := range []bool{false, true} {
+			for _, rtr := range []iwarp.RTRFlags{iwarp.RTRWrite, iwarp.RTRRead} {
+				t.Run(peer.name+"/"+rtrCaseName(crc, rtr), func(t *testing.T) {
+					tcp.SetRTRNudge(t, time.Millisecond, 2)
+					testNudges(t, crc, rtr, peer.pd, 2)
+				})
+			}
 		}
 	}
 }
 
-func testNudges(t *testing.T, crc bool, rtr iwarp.RTRFlags, nudges int) {
-	r := startSIWResponder(t, rtr, 1+nudges)
+func testNudges(t *testing.T, crc bool, rtr iwarp.RTRFlags, pd []byte, nudges int) {
+	r := startSIWResponderAs(t, rtr, 1+nudges, pd)
 	s, ctx := connectToResponder(t, r, crc)
 	if err := s.Connector.CompleteConnect(ctx); err != nil {
 		t.Fatalf("CompleteConnect: %v", err)

@@ -20,18 +20,25 @@ import (
 // closes the stream.
 type siwResponder struct {
 	ln   net.Listener
+	pd   []byte               // the reply's private data
 	seen chan struct{}        // closed once `want` FPDUs arrived (want 0: never)
 	segs chan []iwarp.Segment // every FPDU, once the stream closed
 	fail chan error
 }
 
 func startSIWResponder(t *testing.T, rtr iwarp.RTRFlags, want int) *siwResponder {
+	return startSIWResponderAs(t, rtr, want, nil)
+}
+
+// startSIWResponderAs is startSIWResponder with pd as the reply's private
+// data: verbsPrefix answers as godirect's verbs provider over siw does.
+func startSIWResponderAs(t *testing.T, rtr iwarp.RTRFlags, want int, pd []byte) *siwResponder {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	r := &siwResponder{ln: ln, seen: make(chan struct{}), segs: make(chan []iwarp.Segment, 1), fail: make(chan error, 1)}
+	r := &siwResponder{ln: ln, pd: pd, seen: make(chan struct{}), segs: make(chan []iwarp.Segment, 1), fail: make(chan error, 1)}
 	go func() {
 		if err := r.serve(rtr, want); err != nil {
 			r.fail <- err
@@ -67,7 +74,7 @@ func (r *siwResponder) serve(rtr iwarp.RTRFlags, want int) error {
 		return errors.New("no peer-to-peer MPA request")
 	}
 	rep := iwarp.MPAFrame{Kind: iwarp.MPAReply, Revision: iwarp.MPARevision2, Enhanced: true,
-		CRC: req.CRC, IRD: 1, ORD: 1, PeerToPeer: true, RTR: rtr}
+		CRC: req.CRC, IRD: 1, ORD: 1, PeerToPeer: true, RTR: rtr, PrivateData: r.pd}
 	b, _ := iwarp.AppendMPAFrame(nil, &rep)
 	if _, err := c.Write(b); err != nil {
 		return err

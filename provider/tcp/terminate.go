@@ -222,12 +222,14 @@ func (l *link) takeBlamedLocked(culprit iwarp.SegmentHeader) (done []sentEntry, 
 // iw_cm's cm_close_handler stops the kernel with BUG()
 // (docs/iwcm-close-bug.md). A siw initiator sends no RTR, so its peer is
 // always established before a Terminate; with the RTR first this link's
-// peer is too, and then sees the connection end. A godirect peer takes a
-// Terminate in place of the RTR as a refusal, so it gets none.
+// peer is too, and then sees the connection end. A provider/tcp peer
+// takes a Terminate in place of the RTR as a refusal, so it gets none;
+// godirect's verbs provider answers through the kernel's or the adapter's
+// iWARP stack, and gets the RTR first like any other.
 func (l *link) rtrBeforeClose(dst []byte) []byte {
 	l.mu.Lock()
 	rtr := l.rtr
-	owed := l.active && rtr != 0 && !l.rtrSent && !l.godirect
+	owed := l.active && rtr != 0 && !l.rtrSent && !l.peerExact
 	if owed {
 		l.rtrSent = true // written once
 	}
