@@ -32,7 +32,7 @@ var (
 )
 
 // armRTRNudgeLocked starts the nudges after the writer encoded the RTR for a
-// foreign peer. l.mu held.
+// peer whose MPA is not provider/tcp's. l.mu held.
 func (l *link) armRTRNudgeLocked() {
 	if l.peerExact || l.rtrNudge != nil {
 		return
