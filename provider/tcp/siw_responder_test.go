@@ -26,12 +26,9 @@ type siwResponder struct {
 	fail chan error
 }
 
-func startSIWResponder(t *testing.T, rtr iwarp.RTRFlags, want int) *siwResponder {
-	return startSIWResponderAs(t, rtr, want, nil)
-}
-
-// startSIWResponderAs is startSIWResponder with pd as the reply's private
-// data: verbsPrefix answers as godirect's verbs provider over siw does.
+// startSIWResponderAs starts a responder whose reply chose rtr and carries
+// pd as its private data: nil answers as siw's own application does, the
+// verbs provider's prefix as godirect's verbs provider over siw does.
 func startSIWResponderAs(t *testing.T, rtr iwarp.RTRFlags, want int, pd []byte) *siwResponder {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
