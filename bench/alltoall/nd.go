@@ -81,12 +81,10 @@ type ndPeer struct {
 	sendSGL [2][]nd.SGE
 	send    [2]nd.Result
 	sending [2]bool // the Send from sendBuf[i] has not completed
-	// silent[i]: the Send from sendBuf[i] was posted silent (no completion
-	// on success); the next control Send to this peer, posted after it on
-	// the same endpoint, completes after it, so its completion frees the
-	// buffer.
-	silent              [2]bool
-	ctrlSendRound       int // the round of the last control Send to this peer
+	// ctrlSendRound is the round of the last control Send to this peer;
+	// its completion also frees the buffer of a silent Send of the
+	// exchange before it (silentSend), posted before it on the endpoint.
+	ctrlSendRound       int
 	recvBuf, ctrlOut    []byte
 	recvSGL, ctrlOutSGL []nd.SGE
 
@@ -368,7 +366,7 @@ func (r *ndRank) round(ctx context.Context, k int) (time.Duration, error) {
 			if err := p.ep.Send(&p.send[slot], p.sendSGL[slot], flags); err != nil {
 				return 0, fmt.Errorf("posting a Send to rank %d: %w", p.rank, err)
 			}
-			p.sending[slot], p.silent[slot] = true, silent
+			p.sending[slot] = true
 			if silent {
 				r.silentSends++
 			}
@@ -540,8 +538,8 @@ func (r *ndRank) complete(res *nd.Result) error {
 		// A silent Send of the exchange before this control Send's round
 		// went out before it: it completed too.
 		p := op.peer
-		if k := p.ctrlSendRound - 1; k >= 0 && p.silent[k&1] {
-			p.silent[k&1], p.sending[k&1] = false, false
+		if k := p.ctrlSendRound - 1; k >= 0 && r.silentSend(p, k) {
+			p.sending[k&1] = false
 		}
 	}
 	r.count[op.kind]++
