@@ -134,10 +134,10 @@ func (b *rxBuffer) direct(n int) bool {
 }
 
 // readDirect reads the source straight into p, nothing being buffered:
-// in place mode, from a twoReader, with what follows into the buffer's
-// first placeSpill bytes in the same call.
+// in place mode, from a twoReader, for at least placeMin bytes, with what
+// follows into the buffer's first placeSpill bytes in the same call.
 func (b *rxBuffer) readDirect(p []byte) (int, error) {
-	if !b.place || b.two == nil {
+	if !b.place || b.two == nil || len(p) < b.placeMin {
 		return b.src.Read(p)
 	}
 	n, err := b.two.readTwo(p, b.buf[:min(len(b.buf), b.placeSpill)])
@@ -166,11 +166,8 @@ func (b *rxBuffer) Read(p []byte) (int, error) {
 		if b.err != nil {
 			return 0, b.takeErr()
 		}
-		if b.place && b.two != nil && len(p) >= b.placeMin {
+		if b.direct(len(p)) {
 			return b.readDirect(p)
-		}
-		if len(p) >= len(b.buf) {
-			return b.src.Read(p)
 		}
 		b.r, b.w = 0, 0
 		n, err := b.src.Read(b.buf)
